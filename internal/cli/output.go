@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/perflab/perflab/internal/clierr"
+	"github.com/spf13/cobra"
+)
+
+// outputFlags are --format and -o, shared by every reporting command.
+type outputFlags struct {
+	format  string
+	output  string
+	allowed []string
+}
+
+func (o *outputFlags) register(cmd *cobra.Command, def string, allowed ...string) {
+	o.allowed = allowed
+	cmd.Flags().StringVar(&o.format, "format", def, "output format: "+strings.Join(allowed, "|"))
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write to FILE instead of standard output (atomically)")
+	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return allowed, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+func (o *outputFlags) validate() error {
+	for _, a := range o.allowed {
+		if o.format == a {
+			return nil
+		}
+	}
+	return clierr.Usagef("use one of "+strings.Join(o.allowed, ", "), "unknown --format %q", o.format)
+}
+
+// open returns the writer for the report and a commit function. With -o the
+// report goes to a temp file beside FILE and is renamed over it on commit,
+// so a failed run never leaves a half-written report (or textfile metrics).
+func (o *outputFlags) open(stdout io.Writer) (io.Writer, func() error, error) {
+	if o.output == "" || o.output == "-" {
+		return stdout, func() error { return nil }, nil
+	}
+	return createAtomic(o.output)
+}
+
+// createAtomic creates path.tmp-* and returns a commit that renames it.
+func createAtomic(path string) (io.Writer, func() error, error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, nil, clierr.Runtimef("check that the directory exists and is writable", "cannot write %s: %v", path, err)
+	}
+	commit := func() error {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return err
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(f.Name())
+			return err
+		}
+		_ = os.Chmod(f.Name(), 0o644)
+		if err := os.Rename(f.Name(), path); err != nil {
+			os.Remove(f.Name())
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
+	return &cleanupWriter{f: f}, commit, nil
+}
+
+type cleanupWriter struct{ f *os.File }
+
+func (c *cleanupWriter) Write(p []byte) (int, error) { return c.f.Write(p) }

@@ -1,0 +1,101 @@
+// Package cli wires perflab's commands: it parses flags, calls the domain
+// packages and prints. It holds no analysis logic of its own.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/perflab/perflab/internal/clierr"
+	"github.com/spf13/cobra"
+)
+
+// Version is set by main from build information.
+var Version = "dev"
+
+// env carries the process's I/O so commands are testable in-process.
+type env struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "perflab",
+		Short: "Is this Linux host as fast as it should be, and if not, why?",
+		Long: `perflab snapshots a host's performance-relevant configuration, audits it
+against a rule catalogue for your workload, benchmarks it with builtin probes
+and the industry's tools, compares runs and hosts with sound statistics and
+explains a gap by the configuration that differs, tunes with verify and
+revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
+		Example: `  perflab audit --workload web           # what on this host costs nginx performance
+  perflab snapshot -o host.json           # capture facts to analyse elsewhere
+  perflab audit --snapshot host.json      # audit a host captured elsewhere
+  perflab bench quick --label before      # measure, with confidence intervals`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Version:           Version,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetIn(e.stdin)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return clierr.Usagef("see '"+c.CommandPath()+" --help'", "%v", err)
+	})
+	root.AddCommand(commands(e)...)
+	root.SetHelpCommandGroupID("")
+	return root
+}
+
+// Execute runs perflab with args and returns the process exit code. Errors
+// become one line on stderr; panics become one line and exit code 3 (the
+// stack trace only with PERFLAB_DEBUG=1).
+func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "perflab: internal error: %v (please report it; rerun with PERFLAB_DEBUG=1 for details)\n", p)
+			if os.Getenv("PERFLAB_DEBUG") != "" {
+				stderr.Write(debug.Stack())
+			}
+			code = clierr.Runtime
+		}
+	}()
+	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	root := newRoot(e)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return clierr.OK
+	}
+	code = clierr.Code(err)
+	var ce *clierr.Error
+	if !errors.As(err, &ce) && isCobraUsage(err) {
+		code = clierr.Usage
+		err = clierr.Usagef("see 'perflab --help'", "%v", err)
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(stderr, "perflab: "+oneLine(msg))
+	}
+	return code
+}
+
+// isCobraUsage recognises cobra's own argument errors, which are plain.
+func isCobraUsage(err error) bool {
+	m := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "invalid argument", "unknown shorthand", "flag needs", "required flag"} {
+		if strings.Contains(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}

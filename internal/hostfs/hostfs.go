@@ -1,0 +1,171 @@
+// Package hostfs is the one door through which perflab reads (and, for tune,
+// writes) a host: a root directory holding proc/, sys/, etc/, run/ … which is
+// "/" on a live host and a copied tree in tests or for a host captured
+// elsewhere. Nothing else in perflab opens /proc or /sys directly, so every
+// analysis runs the same on fixture trees as on the machine it describes.
+//
+// Paths given to FS methods are host paths ("/proc/cpuinfo" or
+// "proc/cpuinfo"); the FS maps them under its root.
+package hostfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/sysfs"
+)
+
+// FS is a host root filesystem.
+type FS struct{ root string }
+
+// ErrNotLinuxRoot is returned by New for a directory without proc/ or sys/.
+var ErrNotLinuxRoot = errors.New("not a Linux root filesystem")
+
+// New returns the FS rooted at root ("" means "/"). The root must contain a
+// proc/ or sys/ directory.
+func New(root string) (FS, error) {
+	if root == "" {
+		root = "/"
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return FS{}, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return FS{}, fmt.Errorf("root %s: %w", root, err)
+	}
+	if !st.IsDir() {
+		return FS{}, fmt.Errorf("root %s is not a directory: %w", root, ErrNotLinuxRoot)
+	}
+	_, perr := os.Stat(filepath.Join(abs, "proc"))
+	_, serr := os.Stat(filepath.Join(abs, "sys"))
+	if perr != nil && serr != nil {
+		return FS{}, fmt.Errorf("root %s has neither proc/ nor sys/: %w", root, ErrNotLinuxRoot)
+	}
+	return FS{root: abs}, nil
+}
+
+// Root returns the absolute root directory.
+func (f FS) Root() string { return f.root }
+
+// Live reports whether the FS is the running host's own root.
+func (f FS) Live() bool { return f.root == "/" }
+
+// Path maps a host path to the path under the root.
+func (f FS) Path(p string) string {
+	return filepath.Join(f.root, strings.TrimPrefix(p, "/"))
+}
+
+// ReadFile reads a whole file.
+func (f FS) ReadFile(p string) ([]byte, error) { return os.ReadFile(f.Path(p)) }
+
+// ReadString reads a file and trims surrounding white space.
+func (f FS) ReadString(p string) (string, error) {
+	b, err := f.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// ReadInt reads a file holding one integer.
+func (f FS) ReadInt(p string) (int64, error) {
+	s, err := f.ReadString(p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return v, nil
+}
+
+// ReadDir lists a directory.
+func (f FS) ReadDir(p string) ([]os.DirEntry, error) { return os.ReadDir(f.Path(p)) }
+
+// Exists reports whether a path exists (following links).
+func (f FS) Exists(p string) bool {
+	_, err := os.Stat(f.Path(p))
+	return err == nil
+}
+
+// LinkBase returns the last element of a symlink's target, e.g. the driver
+// name behind /sys/class/net/eth0/device/driver.
+func (f FS) LinkBase(p string) (string, error) {
+	t, err := os.Readlink(f.Path(p))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Base(t), nil
+}
+
+// Resolve returns the host path a link resolves to, relative to the root
+// (e.g. "/sys/devices/pci0000:00/…"). Links that escape the root fail.
+func (f FS) Resolve(p string) (string, error) {
+	r, err := filepath.EvalSymlinks(f.Path(p))
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(f.root, r)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s resolves outside the root", p)
+	}
+	return "/" + rel, nil
+}
+
+// Glob matches a host path pattern and returns host paths.
+func (f FS) Glob(pattern string) ([]string, error) {
+	m, err := filepath.Glob(f.Path(pattern))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(m))
+	for _, p := range m {
+		rel, _ := filepath.Rel(f.root, p)
+		out = append(out, "/"+rel)
+	}
+	return out, nil
+}
+
+// WriteFile writes an existing file in place, as the kernel expects for
+// /proc/sys and /sys knobs (no create, no rename). It is used only by tune.
+func (f FS) WriteFile(p string, data []byte) error {
+	fh, err := os.OpenFile(f.Path(p), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.Write(data); err != nil {
+		fh.Close()
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return fh.Close()
+}
+
+// Proc returns a procfs.FS on the root's proc/.
+func (f FS) Proc() (procfs.FS, error) { return procfs.NewFS(f.Path("/proc")) }
+
+// Sys returns a sysfs.FS on the root's sys/.
+func (f FS) Sys() (sysfs.FS, error) { return sysfs.NewFS(f.Path("/sys")) }
+
+// Reason turns a read error into the short "unavailable, because…" text that
+// snapshots record: absence is a fact about the host, not a failure.
+func Reason(p string, err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, fs.ErrNotExist):
+		return p + " does not exist on this host"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied reading " + p + " (run as root)"
+	default:
+		return err.Error()
+	}
+}

@@ -1,0 +1,4 @@
+package snapshot
+
+// TODO(helper): implement.
+func collectLoad(c *collector) {}

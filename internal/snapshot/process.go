@@ -1,0 +1,4 @@
+package snapshot
+
+// TODO(helper): implement.
+func collectProcess(c *collector) {}

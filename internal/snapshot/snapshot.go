@@ -1,0 +1,111 @@
+// Package snapshot collects the typed facts of a host (see types.go) through
+// a hostfs.FS, and reads and writes them as schema-versioned JSON.
+//
+// Collection is one collector per area, each in its own file (cpu.go,
+// memory.go, net.go, …) in the style of node_exporter. A collector never
+// fails the snapshot: a fact the host lacks is recorded in
+// Snapshot.Unavailable with the reason, because "this VM has no cpufreq" is
+// itself a finding. Collection spawns no process and reads only files under
+// the root, so a snapshot of a fixture tree is as good as a live one.
+package snapshot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/sysfs"
+)
+
+// Version is perflab's version, recorded in every snapshot; set by main.
+var Version = "dev"
+
+// Options selects optional parts of a collection.
+type Options struct {
+	// PID, when non-zero, collects Process facts for that process and takes
+	// the cgroup and nofile limits from it instead of from perflab itself.
+	PID int
+	// Now overrides the collection time (tests); zero means time.Now.
+	Now time.Time
+}
+
+// collector carries what every area collector needs.
+type collector struct {
+	fs   hostfs.FS
+	proc procfs.FS
+	sys  sysfs.FS
+	opt  Options
+	s    *Snapshot
+}
+
+// miss records that a fact is unavailable and why.
+func (c *collector) miss(fact, reason string) {
+	if reason == "" {
+		reason = "unavailable"
+	}
+	c.s.Unavailable[fact] = reason
+}
+
+// missErr records a read error for a fact, in hostfs's words.
+func (c *collector) missErr(fact, path string, err error) {
+	c.miss(fact, hostfs.Reason(path, err))
+}
+
+// Collect takes a snapshot of the host behind fs.
+func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
+	s := &Snapshot{
+		Schema:      Schema,
+		ID:          newID(),
+		TakenAt:     opt.Now,
+		Root:        fs.Root(),
+		Perflab:     Version,
+		Sysctl:      map[string]string{},
+		Services:    map[string]Service{},
+		Tools:       map[string]string{},
+		Unavailable: map[string]string{},
+	}
+	if s.TakenAt.IsZero() {
+		s.TakenAt = time.Now().UTC()
+	}
+	c := &collector{fs: fs, opt: opt, s: s}
+	var err error
+	if c.proc, err = fs.Proc(); err != nil {
+		c.miss("proc", hostfs.Reason("/proc", err))
+	}
+	if c.sys, err = fs.Sys(); err != nil {
+		c.miss("sys", hostfs.Reason("/sys", err))
+	}
+	for _, area := range collectors {
+		area(c)
+	}
+	return s, nil
+}
+
+// collectors run in order; later ones may use facts of earlier ones (the
+// net collector maps IRQs collected by the irq collector to NICs).
+var collectors = []func(*collector){
+	collectHost,
+	collectCPU,
+	collectPower,
+	collectMemory,
+	collectKernel,
+	collectSysctl,
+	collectIRQ,
+	collectNet,
+	collectBlock,
+	collectMounts,
+	collectCgroup,
+	collectServices,
+	collectTools,
+	collectLoad,
+	collectLimits,
+	collectProcess,
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
