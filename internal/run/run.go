@@ -1,0 +1,121 @@
+// Package run defines a benchmark run, the unit that bench produces, the
+// store keeps, compare joins and report renders: every raw sample with its
+// metric's unit and direction, the parameters and tool version that produced
+// it, the monitor series recorded alongside, and the snapshot of the host.
+package run
+
+import (
+	"time"
+)
+
+// Schema is the version of the run export format (docs/formats.md).
+const Schema = 1
+
+// Better says which direction of a metric is an improvement.
+type Better string
+
+const (
+	Higher Better = "higher"
+	Lower  Better = "lower"
+)
+
+// Metric describes one measured quantity of a probe.
+type Metric struct {
+	Name   string  `json:"name"`             // unique within the run: "events_per_sec.t4", "latency.64KiB"
+	Unit   string  `json:"unit"`             // events/s, GB/s, ns, µs, MB/s, IOPS, req/s
+	Better Better  `json:"better"`           // higher or lower
+	Series string  `json:"series,omitempty"` // curve this metric belongs to ("latency"), for plots
+	X      float64 `json:"x,omitempty"`      // its position on the curve (working-set bytes, threads)
+	XUnit  string  `json:"x_unit,omitempty"`
+}
+
+// Sample is one measurement of one metric.
+type Sample struct {
+	Metric    string  `json:"metric"`
+	Value     float64 `json:"value"`
+	Iteration int     `json:"iteration"` // repetition number, 0-based, warm-up excluded
+}
+
+// MonitorPoint is one 1-second sample of host activity during a run. CPU
+// shares are percent of all CPUs; rates are per second over the interval.
+type MonitorPoint struct {
+	T           float64 `json:"t"` // seconds since the run started
+	UserPct     float64 `json:"user_pct"`
+	SystemPct   float64 `json:"system_pct"`
+	IOWaitPct   float64 `json:"iowait_pct"`
+	IRQPct      float64 `json:"irq_pct"`
+	SoftIRQPct  float64 `json:"softirq_pct"`
+	StealPct    float64 `json:"steal_pct"`
+	IdlePct     float64 `json:"idle_pct"`
+	CtxSwitches float64 `json:"ctxt_per_s"`
+	Interrupts  float64 `json:"intr_per_s"`
+	SoftIRQs    float64 `json:"softirq_per_s"`
+	RunQueue    int64   `json:"procs_running"`
+	Blocked     int64   `json:"procs_blocked"`
+	MemAvailKiB int64   `json:"mem_available_kib"`
+	PSICPU      float64 `json:"psi_cpu_avg10"`
+	PSIMemory   float64 `json:"psi_memory_avg10"`
+	PSIIO       float64 `json:"psi_io_avg10"`
+	CPUMHz      float64 `json:"cpu_mhz,omitempty"` // mean scaling_cur_freq when cpufreq exists
+}
+
+// Stop says why the repetitions ended.
+type Stop string
+
+const (
+	StopPrecision   Stop = "precision"   // the CI of every metric's median reached ±precision
+	StopMaxRuns     Stop = "max-runs"    // the repetition cap was reached first
+	StopTimeBudget  Stop = "time-budget" // the time budget ran out first
+	StopInterrupted Stop = "interrupted" // Ctrl-C / SIGTERM: the run is partial
+	StopFailed      Stop = "failed"      // the probe or tool failed
+	StopFixed       Stop = "fixed"       // a fixed repetition count was asked for
+)
+
+// Run is one probe (or tool) measured on one host.
+type Run struct {
+	Schema      int               `json:"schema"`
+	ID          string            `json:"id"`
+	Label       string            `json:"label,omitempty"`
+	Suite       string            `json:"suite,omitempty"`
+	Probe       string            `json:"probe"`                  // cpu, memory.latency, sysbench.cpu, wrk.nginx …
+	Tool        string            `json:"tool,omitempty"`         // external tool name, "" for builtin probes
+	ToolVersion string            `json:"tool_version,omitempty"` // or the perflab version for builtin probes
+	Command     []string          `json:"command,omitempty"`      // exact command line of an external tool
+	Params      map[string]string `json:"params"`
+	CPUs        string            `json:"cpus,omitempty"` // placement (cpuset list) or "" for unpinned
+	Host        string            `json:"host"`
+	MachineID   string            `json:"machine_id,omitempty"`
+	BootID      string            `json:"boot_id,omitempty"`
+	SnapshotID  string            `json:"snapshot_id,omitempty"`
+	Started     time.Time         `json:"started"`
+	Ended       time.Time         `json:"ended"`
+	Complete    bool              `json:"complete"`
+	Stop        Stop              `json:"stop"`
+	Precision   float64           `json:"precision,omitempty"` // target relative CI half-width (0.01 = ±1%)
+	Metrics     []Metric          `json:"metrics"`
+	Samples     []Sample          `json:"samples"`
+	Monitor     []MonitorPoint    `json:"monitor,omitempty"`
+	Notes       []string          `json:"notes,omitempty"` // e.g. "builtin probe used: sysbench not installed"
+	Error       string            `json:"error,omitempty"`
+}
+
+// Values returns the samples of one metric in iteration order.
+func (r *Run) Values(metric string) []float64 {
+	var v []float64
+	for _, s := range r.Samples {
+		if s.Metric == metric {
+			v = append(v, s.Value)
+		}
+	}
+	return v
+}
+
+// Metric returns a metric's description.
+func (r *Run) Metric(name string) (Metric, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
