@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -76,3 +77,21 @@ func createAtomic(path string) (io.Writer, func() error, error) {
 type cleanupWriter struct{ f *os.File }
 
 func (c *cleanupWriter) Write(p []byte) (int, error) { return c.f.Write(p) }
+
+// writeOut runs fn on the output writer and commits it.
+func writeOut(o *outputFlags, stdout io.Writer, fn func(io.Writer) error) error {
+	w, commit, err := o.open(stdout)
+	if err != nil {
+		return err
+	}
+	if err := fn(w); err != nil {
+		return err
+	}
+	return commit()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,18 +1,344 @@
 package cli
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/termfmt"
+	"github.com/perflab/perflab/internal/tune"
 	"github.com/spf13/cobra"
 )
 
-// TODO(owner): replace this placeholder with the real command.
 func newTuneCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "tune",
-		Short:  "(not yet available)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return clierr.Usagef("", "perflab tune is not available in this build")
+	cmd := &cobra.Command{
+		Use:   "tune",
+		Short: "Preview, apply, verify and revert a workload's tuning as a transaction",
+		Long: `tune applies what the audit expects for a workload. Every knob's old value is
+journaled (fsynced, under /var/lib/perflab/tune) before it is written; a failed
+write or Ctrl-C rolls back what was applied; 'verify' reports drift; 'revert'
+restores the exact previous values, also after perflab was killed mid-apply.
+Kernel command-line parameters and service changes are printed as
+instructions, never applied.`,
+		Example: `  perflab tune plan web                 # what would change, and why
+  perflab tune apply web --yes --persist
+  perflab tune verify                    # exit 1 on drift
+  perflab tune revert
+  perflab tune apply ./my-proxy.yaml     # a profile that extends a built-in workload`,
+	}
+	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e))
+	return cmd
+}
+
+type tuneFlags struct {
+	root    string
+	trusted bool
+	out     outputFlags
+}
+
+func (f *tuneFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.root, "root", "/", "host root filesystem to tune (a copied tree for a dry run)")
+	cmd.Flags().BoolVar(&f.trusted, "trusted", false, "the host runs only your own code: side-channel mitigations may be traded for speed")
+	f.out.register(cmd, "text", "text", "json")
+}
+
+func (f *tuneFlags) plan(name string) (tune.Plan, hostfs.FS, error) {
+	if err := f.out.validate(); err != nil {
+		return tune.Plan{}, hostfs.FS{}, err
+	}
+	w, err := resolveWorkload(name)
+	if err != nil {
+		return tune.Plan{}, hostfs.FS{}, err
+	}
+	if f.trusted {
+		w.Trusted = true
+	}
+	s, fs, err := collectRoot(f.root, 0)
+	if err != nil {
+		return tune.Plan{}, fs, err
+	}
+	p := tune.MakePlan(s, w)
+	p.Check(fs)
+	return p, fs, nil
+}
+
+func newTunePlanCmd(e *env) *cobra.Command {
+	var f tuneFlags
+	cmd := &cobra.Command{
+		Use:     "plan WORKLOAD|FILE",
+		Short:   "Show the changes a workload implies for this host; nothing is written",
+		Example: "  perflab tune plan kv\n  perflab tune plan web --format json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, _, err := f.plan(args[0])
+			if err != nil {
+				return err
+			}
+			return writeOut(&f.out, e.stdout, func(w io.Writer) error {
+				if f.out.format == "json" {
+					return writeJSON(w, p)
+				}
+				printPlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
+				return nil
+			})
 		},
 	}
+	f.register(cmd)
+	return cmd
+}
+
+func printPlan(w io.Writer, p tune.Plan, st termfmt.Style) {
+	if len(p.Items) == 0 && len(p.Instructions) == 0 {
+		fmt.Fprintf(w, "Nothing to change: this host already meets workload %s.\n", p.Workload)
+		return
+	}
+	fmt.Fprintf(w, "%s %d knob(s) for workload %s:\n", st.Bold("Plan:"), len(p.Items), p.Workload)
+	for _, it := range p.Items {
+		line := fmt.Sprintf("  %-18s %s: %s → %s", it.Rule, it.Change.Target, orDash(it.Change.Current), it.Change.Value)
+		if it.Blocked != "" {
+			line += "  " + st.Red("cannot change: "+it.Blocked)
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(p.Instructions) > 0 {
+		fmt.Fprintf(w, "\n%s (perflab never applies these itself):\n", st.Bold("By hand"))
+		for _, it := range p.Instructions {
+			fmt.Fprintf(w, "  %-18s %s\n", it.Rule, audit.FixCommands([]audit.Change{it.Change}))
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newTuneApplyCmd(e *env) *cobra.Command {
+	var f tuneFlags
+	var yes, persist bool
+	cmd := &cobra.Command{
+		Use:   "apply WORKLOAD|FILE",
+		Short: "Apply the plan as a journaled transaction (rolls back on any failure)",
+		Example: `  perflab tune apply web --yes
+  perflab tune apply db --persist --yes   # also write /etc/sysctl.d/99-perflab.conf`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, fs, err := f.plan(args[0])
+			if err != nil {
+				return err
+			}
+			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
+			printPlan(e.stdout, p, st)
+			if blocked := blockedItems(p); len(blocked) > 0 {
+				return clierr.Runtimef("run as root on the host itself, or drop those knobs with a profile's skip: list", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
+			}
+			if len(p.Items) == 0 {
+				return nil
+			}
+			if !yes {
+				if !termfmt.IsTTY(e.stdout) {
+					return clierr.Usagef("pass --yes to apply without a prompt", "refusing to change the host non-interactively")
+				}
+				fmt.Fprint(e.stdout, "Apply these changes? [y/N] ")
+				ans, _ := bufio.NewReader(e.stdin).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(ans)); a != "y" && a != "yes" {
+					fmt.Fprintln(e.stdout, "Nothing changed.")
+					return nil
+				}
+			}
+			h := tune.Host{FS: fs}
+			applied, err := h.Apply(cmd.Context(), p, tune.ApplyOptions{
+				Source: "tune apply " + args[0], Persist: persist,
+				Log: func(format string, a ...any) { fmt.Fprintf(e.stderr, "  "+format+"\n", a...) },
+			})
+			if err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			fmt.Fprintf(e.stdout, "Applied %d knob(s). Check with 'perflab tune verify'; undo with 'perflab tune revert'.\n", len(applied))
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "apply without asking (needed when not on a terminal)")
+	cmd.Flags().BoolVar(&persist, "persist", false, "also persist sysctls in "+tune.PersistPath)
+	return cmd
+}
+
+func blockedItems(p tune.Plan) []string {
+	var out []string
+	for _, it := range p.Items {
+		if it.Blocked != "" {
+			out = append(out, it.Blocked)
+		}
+	}
+	return out
+}
+
+func newTuneVerifyCmd(e *env) *cobra.Command {
+	var root string
+	var out outputFlags
+	cmd := &cobra.Command{
+		Use:     "verify",
+		Short:   "Check every applied knob: OK or DRIFT (exit 1 on drift)",
+		Example: "  perflab tune verify\n  perflab tune verify --format json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			fs, err := openRoot(root)
+			if err != nil {
+				return err
+			}
+			drift, err := tune.Host{FS: fs}.Verify()
+			if err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			bad := 0
+			for _, d := range drift {
+				if !d.OK {
+					bad++
+				}
+			}
+			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
+			if err := writeOut(&out, e.stdout, func(w io.Writer) error {
+				if out.format == "json" {
+					if drift == nil {
+						drift = []tune.Drift{}
+					}
+					return writeJSON(w, drift)
+				}
+				if len(drift) == 0 {
+					fmt.Fprintln(w, "Nothing applied: no tuning journal on this host.")
+				}
+				for _, d := range drift {
+					switch {
+					case d.Error != "":
+						fmt.Fprintf(w, "%s %s: %s\n", st.Red("ERROR"), d.Target, d.Error)
+					case d.OK:
+						fmt.Fprintf(w, "%s    %s = %s\n", st.Green("OK"), d.Target, d.Current)
+					default:
+						fmt.Fprintf(w, "%s %s = %s, expected %s\n", st.Red("DRIFT"), d.Target, d.Current, d.Expected)
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if bad > 0 {
+				return clierr.CheckFailed(fmt.Sprintf("%d knob(s) drifted from the applied tuning", bad))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	out.register(cmd, "text", "text", "json")
+	return cmd
+}
+
+func newTuneRevertCmd(e *env) *cobra.Command {
+	var root string
+	var force bool
+	cmd := &cobra.Command{
+		Use:     "revert",
+		Short:   "Restore every knob tune changed to its value before perflab (idempotent)",
+		Example: "  perflab tune revert\n  perflab tune revert --force   # after a reboot",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs, err := openRoot(root)
+			if err != nil {
+				return err
+			}
+			restored, err := tune.Host{FS: fs}.Revert(tune.RevertOptions{Force: force,
+				Log: func(format string, a ...any) { fmt.Fprintf(e.stderr, "  "+format+"\n", a...) }})
+			if err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			fmt.Fprintf(e.stdout, "Reverted %d knob(s); the host is as it was before perflab tune.\n", len(restored))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	cmd.Flags().BoolVar(&force, "force", false, "revert a journal written before the last reboot")
+	return cmd
+}
+
+func newTuneStatusCmd(e *env) *cobra.Command {
+	var root string
+	var out outputFlags
+	cmd := &cobra.Command{
+		Use:     "status",
+		Short:   "Show what tune has applied and not reverted",
+		Example: "  perflab tune status",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			fs, err := openRoot(root)
+			if err != nil {
+				return err
+			}
+			j, err := tune.Host{FS: fs}.Status()
+			if err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			return writeOut(&out, e.stdout, func(w io.Writer) error {
+				if out.format == "json" {
+					return writeJSON(w, j)
+				}
+				if j == nil {
+					fmt.Fprintln(w, "No tuning applied.")
+					return nil
+				}
+				for _, t := range j.Txns {
+					fmt.Fprintf(w, "#%d %s  %s\n", t.ID, t.Time.Format("2006-01-02 15:04:05Z"), t.Source)
+					for _, en := range j.Entries {
+						if en.Txn == t.ID {
+							fmt.Fprintf(w, "   %-8s %s: %s → %s\n", en.State, en.Change.Target, en.Old, en.New)
+						}
+					}
+				}
+				for _, en := range j.Entries {
+					if en.State == tune.Pending {
+						fmt.Fprintln(w, "An apply was interrupted (pending entries): run 'perflab tune revert' to restore.")
+						break
+					}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	out.register(cmd, "text", "text", "json")
+	return cmd
+}
+
+func newTuneForgetCmd(e *env) *cobra.Command {
+	var root string
+	cmd := &cobra.Command{
+		Use:     "forget",
+		Short:   "Drop the journal without restoring (e.g. after a reboot reset the knobs)",
+		Example: "  perflab tune forget",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs, err := openRoot(root)
+			if err != nil {
+				return err
+			}
+			if err := (tune.Host{FS: fs}).Forget(); err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			fmt.Fprintln(e.stdout, "Journal archived; nothing was changed on the host.")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	return cmd
 }

@@ -1,0 +1,81 @@
+package tune
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/snapshot"
+)
+
+// PinOptions select what `irq pin` changes besides IRQ affinity.
+type PinOptions struct {
+	RPS bool // steer receive processing of every rx queue to the CPUs
+	XPS bool // map tx queue i to CPU i (mod the list), as seed 002 did
+}
+
+// PinPlan spreads a NIC's IRQs one per CPU over cpus (round-robin, in IRQ
+// order), the binding seed 002's bind_irqs_affinity_list.sh did by hand, and
+// optionally sets RPS/XPS masks. Pure: it reads only the snapshot.
+func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan, error) {
+	var nic *snapshot.NIC
+	for i := range s.Net.Interfaces {
+		if s.Net.Interfaces[i].Name == dev {
+			nic = &s.Net.Interfaces[i]
+		}
+	}
+	if nic == nil {
+		return Plan{}, fmt.Errorf("no network interface %q on this host", dev)
+	}
+	if len(cpus) == 0 {
+		return Plan{}, fmt.Errorf("no CPUs given")
+	}
+	online := s.CPU.Online
+	if len(online) > 0 && !cpuset.Contains(online, cpus) {
+		return Plan{}, fmt.Errorf("CPUs %s are not all online (online: %s)", cpuset.FormatList(cpus), cpuset.FormatList(online))
+	}
+	p := Plan{Workload: "irq pin " + dev}
+	if len(nic.IRQs) == 0 && !opt.RPS && !opt.XPS {
+		return p, fmt.Errorf("%s has no IRQs of its own (a virtual device?); use --rps/--xps to steer it in software", dev)
+	}
+	affinity := map[string][]int{}
+	for _, irq := range s.IRQs {
+		affinity[irq.Number] = irq.Affinity
+	}
+	for i, irq := range nic.IRQs {
+		n := strconv.Itoa(irq)
+		cpu := cpus[i%len(cpus)]
+		p.Items = append(p.Items, Item{
+			Rule:  "IRQ-NUMA-AFFINITY",
+			Title: fmt.Sprintf("%s IRQ %d → CPU %d", dev, irq, cpu),
+			Change: audit.Change{Kind: audit.KindFile, Target: "/proc/irq/" + n + "/smp_affinity_list",
+				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(affinity[n])},
+		})
+	}
+	nr := len(online)
+	if nr == 0 {
+		nr = cpus[len(cpus)-1] + 1
+	}
+	if opt.RPS {
+		mask := cpuset.FormatMask(cpus, nr)
+		for _, q := range nic.RxQueues {
+			p.Items = append(p.Items, Item{
+				Rule:   "NET-RPS",
+				Title:  fmt.Sprintf("%s %s RPS → CPUs %s", dev, q.Name, cpuset.FormatList(cpus)),
+				Change: audit.Change{Kind: audit.KindFile, Target: "/sys/class/net/" + dev + "/queues/" + q.Name + "/rps_cpus", Value: mask, Current: q.RPS},
+			})
+		}
+	}
+	if opt.XPS {
+		for i, q := range nic.TxQueues {
+			cpu := cpus[i%len(cpus)]
+			p.Items = append(p.Items, Item{
+				Rule:   "NET-XPS",
+				Title:  fmt.Sprintf("%s %s XPS → CPU %d", dev, q.Name, cpu),
+				Change: audit.Change{Kind: audit.KindFile, Target: "/sys/class/net/" + dev + "/queues/" + q.Name + "/xps_cpus", Value: cpuset.FormatMask([]int{cpu}, nr), Current: q.XPS},
+			})
+		}
+	}
+	return p, nil
+}
