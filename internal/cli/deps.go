@@ -1,18 +1,151 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/deps"
+	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
-// TODO(owner): replace this placeholder with the real command.
 func newDepsCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "deps",
-		Short:  "(not yet available)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return clierr.Usagef("", "perflab deps is not available in this build")
+	var out outputFlags
+	var root string
+	cmd := &cobra.Command{
+		Use:   "deps [SUITE]",
+		Short: "Which external tools each suite needs, which are installed (with versions), and how to install the rest",
+		Example: `  perflab deps              # every tool
+  perflab deps kv           # what the kv suite needs
+  perflab deps install web  # install nginx and wrk (as root)`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			suite, err := depsSuite(args)
+			if err != nil {
+				return err
+			}
+			fs, err := openRoot(root)
+			if err != nil {
+				return err
+			}
+			pm := deps.PackageManager(fs)
+			type row struct {
+				Tool    string   `json:"tool"`
+				Path    string   `json:"path,omitempty"`
+				Version string   `json:"version,omitempty"`
+				Suites  []string `json:"suites"`
+				Package string   `json:"package"`
+				Why     string   `json:"why"`
+			}
+			var rows []row
+			var missing []deps.Tool
+			for _, t := range deps.ForSuite(suite) {
+				r := row{Tool: t.Name, Path: t.Path(), Suites: t.Suites, Package: t.Packages[pm], Why: t.Why}
+				if r.Path != "" {
+					r.Version, _ = t.Version(cmd.Context())
+				} else {
+					missing = append(missing, t)
+				}
+				rows = append(rows, r)
+			}
+			install := deps.InstallCommand(pm, missing)
+			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
+			return writeOut(&out, e.stdout, func(w io.Writer) error {
+				if out.format == "json" {
+					return writeJSON(w, map[string]any{"package_manager": pm, "tools": rows, "install": strings.Join(install, " ")})
+				}
+				for _, r := range rows {
+					state := st.Green("installed " + orDash(r.Version))
+					if r.Path == "" {
+						state = st.Yellow("missing")
+					}
+					fmt.Fprintf(w, "%-16s %-22s %-28s %s\n", r.Tool, state, strings.Join(r.Suites, ","), r.Why)
+				}
+				if len(install) > 0 {
+					fmt.Fprintf(w, "\nInstall the missing tools: %s\n(or: perflab deps install %s)\n", strings.Join(install, " "), suite)
+				} else {
+					fmt.Fprintln(w, "\nEverything is installed.")
+				}
+				return nil
+			})
 		},
 	}
+	cmd.Flags().StringVar(&root, "root", "/", "host root (for /etc/os-release)")
+	out.register(cmd, "text", "text", "json")
+	cmd.AddCommand(newDepsInstallCmd(e))
+	return cmd
+}
+
+func depsSuite(args []string) (string, error) {
+	if len(args) == 0 {
+		return "all", nil
+	}
+	for _, s := range append(deps.Suites(), "all") {
+		if s == args[0] {
+			return s, nil
+		}
+	}
+	return "", clierr.Usagef("suites: "+strings.Join(deps.Suites(), ", "), "unknown suite %q", args[0])
+}
+
+func newDepsInstallCmd(e *env) *cobra.Command {
+	var dry bool
+	cmd := &cobra.Command{
+		Use:     "install [SUITE]",
+		Short:   "Install the missing tools of a suite with the host's package manager (as root)",
+		Example: "  perflab deps install\n  perflab deps install kv --dry-run",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			suite, err := depsSuite(args)
+			if err != nil {
+				return err
+			}
+			fs, err := openRoot("/")
+			if err != nil {
+				return err
+			}
+			var missing []deps.Tool
+			for _, t := range deps.ForSuite(suite) {
+				if t.Path() == "" {
+					missing = append(missing, t)
+				}
+			}
+			pm := deps.PackageManager(fs)
+			install := deps.InstallCommand(pm, missing)
+			if len(install) == 0 {
+				fmt.Fprintln(e.stdout, "Everything is installed.")
+				return nil
+			}
+			fmt.Fprintln(e.stdout, "+ "+strings.Join(install, " "))
+			if dry {
+				return nil
+			}
+			if os.Geteuid() != 0 {
+				return clierr.Usagef("run it as root (sudo perflab deps install "+suite+")", "installing packages needs root")
+			}
+			if pm == "apt" {
+				upd := exec.CommandContext(cmd.Context(), "apt-get", "update", "-qq")
+				upd.Stdout, upd.Stderr = e.stderr, e.stderr
+				if err := upd.Run(); err != nil {
+					return clierr.Runtimef("check the package sources", "apt-get update failed: %v", err)
+				}
+			}
+			c := exec.CommandContext(cmd.Context(), install[0], install[1:]...)
+			c.Stdout, c.Stderr = e.stdout, e.stderr
+			c.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+			if err := c.Run(); err != nil {
+				return clierr.Runtimef("see the package manager's message above", "%s failed: %v", install[0], err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "print the command only")
+	return cmd
 }
