@@ -62,11 +62,12 @@ func newDepsCmd(e *env) *cobra.Command {
 					return writeJSON(w, map[string]any{"package_manager": pm, "tools": rows, "install": strings.Join(install, " ")})
 				}
 				for _, r := range rows {
-					state := st.Green("installed " + orDash(r.Version))
+					// Pad before colouring: ANSI codes would count as width.
+					state := st.Green(fmt.Sprintf("%-20s", "installed "+orDash(r.Version)))
 					if r.Path == "" {
-						state = st.Yellow("missing")
+						state = st.Yellow(fmt.Sprintf("%-20s", "missing"))
 					}
-					fmt.Fprintf(w, "%-16s %-22s %-28s %s\n", r.Tool, state, strings.Join(r.Suites, ","), r.Why)
+					fmt.Fprintf(w, "%-16s %s %-28s %s\n", r.Tool, state, strings.Join(r.Suites, ","), r.Why)
 				}
 				if len(install) > 0 {
 					fmt.Fprintf(w, "\nInstall the missing tools: %s\n(or: perflab deps install %s)\n", strings.Join(install, " "), suite)

@@ -126,7 +126,7 @@ func (t Tool) Path() string {
 	return ""
 }
 
-var versionRE = regexp.MustCompile(`\d+\.\d+(\.\d+)?([.-][0-9A-Za-z]+)?`)
+var versionRE = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
 
 // Version runs the tool's version flag (2 s limit) and extracts a version.
 func (t Tool) Version(ctx context.Context) (string, error) {
