@@ -24,11 +24,17 @@ import (
 //	cpu.governor              cpufreq governor
 //	cpu.boost                 1 or 0
 //	cpu.max_cstate_latency_us deepest acceptable C-state exit latency
+//	cpu.epp                   energy_performance_preference (HWP/CPPC hint)
+//	cpu.smt                   on or off (SMT siblings share a core)
+//	kernel.preempt            preemption model: none, voluntary, full, lazy, rt
+//	ksm.run                   /sys/kernel/mm/ksm/run: 0 off, 1 merging, 2 unmerge
 //	block.scheduler.ssd       scheduler for non-rotational disks
 //	block.scheduler.hdd       scheduler for rotational disks
 //	block.read_ahead_kib      read-ahead
 //	limits.nofile             minimum open-files soft limit
 //	steal.max_pct             steal time above which the host is oversubscribed
+//	nf_conntrack.max_use_pct  highest acceptable conntrack table use, percent
+//	cgroup.cpu_throttled_pct  share of CFS periods a CPU-quota cgroup may be throttled in
 //
 // A target is an expectation: "a|b" (any of; the first is what tune sets),
 // ">=N", "<=N", or an exact value.
@@ -141,6 +147,11 @@ func baseTargets() map[string]string {
 		"cpu.governor":                 "performance|schedutil|ondemand",
 		"cpu.boost":                    "1",
 		"cpu.max_cstate_latency_us":    "<=1000",
+		"cpu.epp":                      "performance|balance_performance|default",
+		"cpu.smt":                      "on|off",
+		"kernel.preempt":               "none|voluntary|full|lazy|rt",
+		"kernel.nmi_watchdog":          "0|1",
+		"ksm.run":                      "0|2",
 		"block.scheduler.ssd":          "none|mq-deadline|kyber",
 		"block.scheduler.hdd":          "mq-deadline|bfq",
 		"block.read_ahead_kib":         "<=4096",
@@ -170,6 +181,7 @@ func baseTargets() map[string]string {
 		"net.core.busy_read":           ">=0",
 		"vm.overcommit_memory":         "0|1",
 		"nf_conntrack.max_use_pct":     "<=80",
+		"cgroup.cpu_throttled_pct":     "<=5",
 	}
 }
 
@@ -187,15 +199,22 @@ var builtins = []builtin{
 		"thp.defrag":                "madvise|defer+madvise|never",
 		"cpu.governor":              "performance",
 		"cpu.max_cstate_latency_us": "<=20",
+		"cpu.epp":                   "performance",
+		"cpu.smt":                   "off",          // a busy sibling steals the core's execution units
+		"kernel.preempt":            "full|lazy|rt", // bound how long a kernel path can delay a wakeup
+		"kernel.nmi_watchdog":       "0",
 		"kernel.numa_balancing":     "0", // NUMA hinting faults add latency spikes
 		"vm.swappiness":             "<=10",
 		"net.core.busy_poll":        ">=50",
 		"net.core.busy_read":        ">=50",
 		"steal.max_pct":             "<=1",
+		"cgroup.cpu_throttled_pct":  "<=1", // a throttled period stalls every request in it
 	}},
 	{"throughput", "batch and throughput-bound jobs: maximise work per second", map[string]string{
 		"thp.enabled":                 "always|madvise",
 		"cpu.governor":                "performance",
+		"cpu.epp":                     "performance|balance_performance",
+		"kernel.preempt":              "none|voluntary|lazy", // fewer preemptions, less context-switch overhead
 		"net.core.netdev_max_backlog": ">=16384",
 		"block.read_ahead_kib":        ">=128",
 	}},
@@ -203,6 +222,7 @@ var builtins = []builtin{
 		"thp.enabled":               "never|madvise", // MySQL/PostgreSQL/MongoDB docs: THP causes latency and memory bloat
 		"thp.defrag":                "never|madvise|defer+madvise",
 		"cpu.governor":              "performance",
+		"cpu.epp":                   "performance",
 		"vm.swappiness":             "<=10",
 		"vm.dirty_ratio":            "<=20",
 		"vm.dirty_background_ratio": "<=5",
@@ -214,6 +234,7 @@ var builtins = []builtin{
 		"thp.enabled":                  "never|madvise", // redis: THP makes fork COW copy 2 MiB pages, latency spikes
 		"thp.defrag":                   "never|madvise|defer+madvise",
 		"cpu.governor":                 "performance",
+		"cpu.epp":                      "performance",
 		"vm.overcommit_memory":         "1", // redis BGSAVE fork fails under overcommit 0
 		"vm.swappiness":                "<=10",
 		"net.core.somaxconn":           ">=65535",
@@ -221,6 +242,7 @@ var builtins = []builtin{
 	}},
 	{"web", "web servers and proxies (nginx, haproxy, envoy): many short connections", map[string]string{
 		"cpu.governor":                 "performance",
+		"cpu.epp":                      "performance",
 		"net.core.somaxconn":           ">=65535",             // seed 002
 		"net.ipv4.tcp_max_syn_backlog": ">=65536",             // seed 002
 		"net.ipv4.tcp_rmem":            "4096 87380 16777216", // seed 002
@@ -236,6 +258,7 @@ var builtins = []builtin{
 		"thp.enabled":  "always", // seed 000: madvise → always took a Java proxy from 16000 to 28300 TPS
 		"thp.defrag":   "madvise|defer+madvise|defer",
 		"cpu.governor": "performance",
+		"cpu.epp":      "performance",
 	}},
 	{"container-host", "a node running many containers (Kubernetes worker)", map[string]string{
 		"kernel.pid_max":                ">=4194304",

@@ -44,6 +44,16 @@ func (o *outputFlags) open(stdout io.Writer) (io.Writer, func() error, error) {
 	if o.output == "" || o.output == "-" {
 		return stdout, func() error { return nil }, nil
 	}
+	// A device, FIFO or socket (-o /dev/null, -o /dev/stderr, a pipe) is
+	// written in place: renaming a temp file over it would replace the
+	// device node with a regular file (as root, /dev/null itself).
+	if fi, err := os.Stat(o.output); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(o.output, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, clierr.Runtimef("check the -o path", "cannot write %s: %v", o.output, err)
+		}
+		return f, f.Close, nil
+	}
 	return createAtomic(o.output)
 }
 

@@ -1,18 +1,524 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
-// TODO(owner): replace this placeholder with the real command.
+// openStore opens --db (shared by every command that reads or writes runs),
+// turning the store's failures into one line with the fix.
+func openStore(db string) (*store.Store, error) {
+	s, err := store.Open(db)
+	if err == nil {
+		return s, nil
+	}
+	if errors.Is(err, store.ErrNewerSchema) {
+		return nil, clierr.Wrap(clierr.Usage, err, "")
+	}
+	if errors.Is(err, store.ErrBadPath) || errors.Is(err, store.ErrNotPerflab) {
+		return nil, clierr.Usagef("check --db", "%v", err)
+	}
+	return nil, clierr.Runtimef("check --db, or that the file is a perflab database and readable", "%v", err)
+}
+
+// storeErr classifies a lookup failure: a bad or ambiguous id is the user's
+// to fix; anything else is the database's.
+func storeErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
+		return clierr.Usagef("", "%v", err)
+	}
+	return clierr.Runtimef("", "%v", err)
+}
+
 func newRunsCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "runs",
-		Short:  "(not yet available)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return clierr.Usagef("", "perflab runs is not available in this build")
+	var db string
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, show, export, import and delete stored benchmark runs",
+		Long: `runs manages the run database that 'perflab bench' writes (default
+$XDG_DATA_HOME/perflab/perflab.db; --db for another). A run id may be
+abbreviated to any unique prefix, as with git.`,
+		Example: `  perflab runs list --label before
+  perflab runs show 3f2a9c
+  perflab runs export --label node7 -o node7.json
+  perflab runs import node7.json --db /srv/perflab/fleet.db
+  perflab runs rm 3f2a9c`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
+	cmd.AddCommand(newRunsListCmd(e, &db), newRunsShowCmd(e, &db), newRunsExportCmd(e, &db), newRunsImportCmd(e, &db), newRunsRmCmd(e, &db))
+	return cmd
+}
+
+func filterFlags(cmd *cobra.Command, f *store.Filter) {
+	cmd.Flags().StringVar(&f.Label, "label", "", "only runs with this label")
+	cmd.Flags().StringVar(&f.Probe, "probe", "", "only runs of this probe")
+	cmd.Flags().StringVar(&f.Host, "host", "", "only runs on this host")
+	cmd.Flags().StringVar(&f.Suite, "suite", "", "only runs of this suite")
+}
+
+func newRunsListCmd(e *env, db *string) *cobra.Command {
+	var (
+		out    outputFlags
+		f      store.Filter
+		labels bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List stored runs, newest first (or the labels in use)",
+		Example: `  perflab runs list
+  perflab runs list --label before --probe cpu
+  perflab runs list --labels
+  perflab runs list --format json --limit 5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			if f.Limit < 0 {
+				return clierr.Usagef("", "--limit %d must not be negative", f.Limit)
+			}
+			s, err := openStore(*db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			w, commit, err := out.open(e.stdout)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if labels {
+				ls, err := s.Labels(ctx)
+				if err != nil {
+					return storeErr(err)
+				}
+				if out.format == "json" {
+					if ls == nil {
+						ls = []store.LabelCount{}
+					}
+					if err := writeJSON(w, ls); err != nil {
+						return err
+					}
+					return commit()
+				}
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "LABEL\tRUNS\tNEWEST")
+				for _, l := range ls {
+					fmt.Fprintf(tw, "%s\t%d\t%s\n", l.Label, l.Runs, l.Newest.Local().Format("2006-01-02 15:04"))
+				}
+				tw.Flush()
+				return commit()
+			}
+			runs, err := s.Runs(ctx, f)
+			if err != nil {
+				return storeErr(err)
+			}
+			if out.format == "json" {
+				type jrun struct {
+					ID       string    `json:"id"`
+					Started  time.Time `json:"started"`
+					Label    string    `json:"label,omitempty"`
+					Suite    string    `json:"suite,omitempty"`
+					Probe    string    `json:"probe"`
+					Host     string    `json:"host"`
+					Samples  int       `json:"samples"`
+					Complete bool      `json:"complete"`
+					Stop     run.Stop  `json:"stop"`
+				}
+				js := make([]jrun, 0, len(runs))
+				for _, r := range runs {
+					js = append(js, jrun{r.ID, r.Started, r.Label, r.Suite, r.Probe, r.Host, runIterations(r), r.Complete, r.Stop})
+				}
+				if err := writeJSON(w, js); err != nil {
+					return err
+				}
+				return commit()
+			}
+			if len(runs) == 0 {
+				fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
+				return commit()
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTARTED\tLABEL\tSUITE\tPROBE\tHOST\tN\tSTOP")
+			for _, r := range runs {
+				stop := string(r.Stop)
+				if !r.Complete {
+					stop += " (incomplete)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", runShortID(r.ID), r.Started.Local().Format("2006-01-02 15:04"),
+					runsDash(r.Label), runsDash(r.Suite), r.Probe, r.Host, runIterations(r), stop)
+			}
+			tw.Flush()
+			return commit()
 		},
 	}
+	out.register(cmd, "text", "text", "json")
+	filterFlags(cmd, &f)
+	cmd.Flags().IntVar(&f.Limit, "limit", 0, "at most this many runs (0: all)")
+	cmd.Flags().BoolVar(&labels, "labels", false, "list the labels in use with their run counts instead")
+	return cmd
+}
+
+func newRunsShowCmd(e *env, db *string) *cobra.Command {
+	var (
+		out     outputFlags
+		series  bool
+		samples bool
+	)
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one run: parameters, per-metric results, host activity, notes",
+		Example: `  perflab runs show 3f2a9c
+  perflab runs show 3f2a9c --monitor      # the 1-second host activity series
+  perflab runs show 3f2a9c --format json  # the complete run with every sample`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			s, err := openStore(*db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r, err := s.Run(cmd.Context(), args[0])
+			if err != nil {
+				return storeErr(err)
+			}
+			w, commit, err := out.open(e.stdout)
+			if err != nil {
+				return err
+			}
+			switch out.format {
+			case "json":
+				err = writeJSON(w, r)
+			case "md":
+				err = writeBenchReport(w, []*run.Run{r}, "md", termfmt.Style{})
+			default:
+				showRunText(w, r, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}, series, samples)
+			}
+			if err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			return commit()
+		},
+	}
+	out.register(cmd, "text", "text", "json", "md")
+	cmd.Flags().BoolVar(&series, "monitor", false, "print the whole monitor series, not only its summary")
+	cmd.Flags().BoolVar(&samples, "samples", false, "print every raw sample")
+	return cmd
+}
+
+func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool) {
+	writeRunText(w, r, st)
+	kv := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "  %-10s %s\n", k+":", v)
+		}
+	}
+	kv("id", r.ID)
+	kv("label", r.Label)
+	kv("suite", r.Suite)
+	kv("host", r.Host)
+	kv("snapshot", r.SnapshotID)
+	kv("started", r.Started.Local().Format(time.RFC3339))
+	kv("tool", strings.TrimSpace(r.Tool+" "+r.ToolVersion))
+	kv("command", strings.Join(r.Command, " "))
+	kv("params", runParamString(r.Params))
+	if r.CPUs == "" {
+		kv("cpus", "unpinned")
+	}
+	if len(r.Monitor) > 0 {
+		fmt.Fprintln(w, "  host activity during the run (mean / max over "+fmt.Sprint(len(r.Monitor))+" s):")
+		for _, c := range monitorColumns {
+			mean, mx := 0.0, math.Inf(-1)
+			for _, p := range r.Monitor {
+				v := c.get(p)
+				mean += v
+				mx = math.Max(mx, v)
+			}
+			mean /= float64(len(r.Monitor))
+			fmt.Fprintf(w, "    %-16s %10.1f / %-10.1f %s\n", c.name, mean, mx, c.unit)
+		}
+	}
+	if series && len(r.Monitor) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "t/s\t")
+		for _, c := range monitorColumns {
+			fmt.Fprint(tw, c.short+"\t")
+		}
+		fmt.Fprintln(tw)
+		for _, p := range r.Monitor {
+			fmt.Fprintf(tw, "%.1f\t", p.T)
+			for _, c := range monitorColumns {
+				fmt.Fprintf(tw, "%.1f\t", c.get(p))
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	if samples {
+		for _, m := range r.Metrics {
+			vs := r.Values(m.Name)
+			parts := make([]string, len(vs))
+			for i, v := range vs {
+				parts[i] = fmt.Sprintf("%g", v)
+			}
+			fmt.Fprintf(w, "  %s (%s): %s\n", m.Name, m.Unit, strings.Join(parts, " "))
+		}
+	}
+}
+
+var monitorColumns = []struct {
+	name, short, unit string
+	get               func(run.MonitorPoint) float64
+}{
+	{"user", "usr%", "% CPU", func(p run.MonitorPoint) float64 { return p.UserPct }},
+	{"system", "sys%", "% CPU", func(p run.MonitorPoint) float64 { return p.SystemPct }},
+	{"iowait", "wa%", "% CPU", func(p run.MonitorPoint) float64 { return p.IOWaitPct }},
+	{"irq+softirq", "si%", "% CPU", func(p run.MonitorPoint) float64 { return p.IRQPct + p.SoftIRQPct }},
+	{"steal", "st%", "% CPU", func(p run.MonitorPoint) float64 { return p.StealPct }},
+	{"context switches", "cs/s", "/s", func(p run.MonitorPoint) float64 { return p.CtxSwitches }},
+	{"interrupts", "in/s", "/s", func(p run.MonitorPoint) float64 { return p.Interrupts }},
+	{"softirqs", "sirq/s", "/s", func(p run.MonitorPoint) float64 { return p.SoftIRQs }},
+	{"run queue", "r", "runnable tasks", func(p run.MonitorPoint) float64 { return float64(p.RunQueue) }},
+	{"blocked", "b", "tasks in D state", func(p run.MonitorPoint) float64 { return float64(p.Blocked) }},
+	{"mem available", "availMiB", "MiB", func(p run.MonitorPoint) float64 { return float64(p.MemAvailKiB) / 1024 }},
+	{"PSI cpu some", "psi.cpu", "% (avg10)", func(p run.MonitorPoint) float64 { return p.PSICPU }},
+	{"PSI memory some", "psi.mem", "% (avg10)", func(p run.MonitorPoint) float64 { return p.PSIMemory }},
+	{"PSI io some", "psi.io", "% (avg10)", func(p run.MonitorPoint) float64 { return p.PSIIO }},
+}
+
+func newRunsExportCmd(e *env, db *string) *cobra.Command {
+	var (
+		out outputFlags
+		f   store.Filter
+	)
+	cmd := &cobra.Command{
+		Use:   "export [ID]...",
+		Short: "Write runs with their snapshots to a self-contained JSON file",
+		Long: `export writes the named runs (or every run matching the filters) with the
+snapshots they refer to, in the versioned format of docs/formats.md, for
+'perflab runs import' on another machine or 'perflab compare --file'.`,
+		Example: `  perflab runs export --label before -o before.json
+  perflab runs export 3f2a9c 81bd07 > two-runs.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			s, err := openStore(*db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ctx := cmd.Context()
+			var runs []*run.Run
+			if len(args) > 0 {
+				for _, id := range args {
+					r, err := s.Run(ctx, id)
+					if err != nil {
+						return storeErr(err)
+					}
+					runs = append(runs, r)
+				}
+			} else if runs, err = s.Runs(ctx, f); err != nil {
+				return storeErr(err)
+			}
+			if len(runs) == 0 {
+				return clierr.Usagef("see 'perflab runs list'", "no runs match")
+			}
+			ex := run.Export{Schema: run.Schema, Runs: runs, Snapshots: map[string]*snapshot.Snapshot{}}
+			for _, r := range runs {
+				if r.SnapshotID == "" || ex.Snapshots[r.SnapshotID] != nil {
+					continue
+				}
+				snap, err := s.Snapshot(ctx, r.SnapshotID)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return storeErr(err)
+				}
+				ex.Snapshots[r.SnapshotID] = snap
+			}
+			w, commit, err := out.open(e.stdout)
+			if err != nil {
+				return err
+			}
+			if err := run.WriteExport(w, ex); err != nil {
+				return clierr.Runtimef("", "export: %v", err)
+			}
+			if err := commit(); err != nil {
+				return clierr.Runtimef("check that the directory is writable", "%v", err)
+			}
+			fmt.Fprintf(e.stderr, "exported %d run(s) and %d snapshot(s)\n", len(runs), len(ex.Snapshots))
+			return nil
+		},
+	}
+	out.register(cmd, "json", "json")
+	filterFlags(cmd, &f)
+	return cmd
+}
+
+func newRunsImportCmd(e *env, db *string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Add runs from export files to the database",
+		Long: `import reads files written by 'perflab runs export'. Every file is checked
+before anything is written, so a corrupt or newer-format file imports
+nothing. Runs already in the database are skipped.`,
+		Example: `  perflab runs import node7.json
+  perflab runs import a.json b.json --db fleet.db`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var exports []*run.Export
+			for _, path := range args {
+				ex, err := readExportFile(path, e.stdin)
+				if err != nil {
+					return err
+				}
+				exports = append(exports, ex)
+			}
+			s, err := openStore(*db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			added, skipped := 0, 0
+			for _, ex := range exports {
+				for _, r := range ex.Runs {
+					err := s.SaveRun(cmd.Context(), r, ex.Snapshots[r.SnapshotID])
+					switch {
+					case errors.Is(err, store.ErrExists):
+						skipped++
+					case err != nil:
+						return clierr.Runtimef(fmt.Sprintf("%d run(s) were imported before it", added), "importing run %s: %v", r.ID, err)
+					default:
+						added++
+					}
+				}
+			}
+			fmt.Fprintf(e.stdout, "imported %d run(s) into %s", added, s.Path)
+			if skipped > 0 {
+				fmt.Fprintf(e.stdout, "; %d already stored, skipped", skipped)
+			}
+			fmt.Fprintln(e.stdout)
+			return nil
+		},
+	}
+	return cmd
+}
+
+// readExportFile reads an export file ("-" for standard input) and turns
+// its failures into usage errors naming the file.
+func readExportFile(path string, stdin io.Reader) (*run.Export, error) {
+	var r io.Reader = stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, clierr.Usagef("check the path", "cannot read %s: %v", path, errors.Unwrap(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	ex, err := run.ReadExport(r)
+	if err != nil {
+		hint := "it must be a file written by 'perflab runs export'"
+		if errors.Is(err, run.ErrNewerSchema) || errors.Is(err, snapshot.ErrNewerSchema) {
+			hint = "upgrade perflab to read it"
+		}
+		return nil, clierr.Usagef(hint, "%s: %v", path, err)
+	}
+	return ex, nil
+}
+
+func newRunsRmCmd(e *env, db *string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "rm ID...",
+		Aliases: []string{"delete"},
+		Short:   "Delete runs (and snapshots no other run uses)",
+		Example: `  perflab runs rm 3f2a9c
+  perflab runs rm 3f2a9c 81bd07`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openStore(*db)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ctx := cmd.Context()
+			// Resolve every id first: one typo or ambiguous prefix deletes
+			// nothing.
+			var runs []*run.Run
+			seen := map[string]bool{}
+			for _, id := range args {
+				r, err := s.Run(ctx, id)
+				if err != nil {
+					return storeErr(err)
+				}
+				if !seen[r.ID] {
+					seen[r.ID] = true
+					runs = append(runs, r)
+				}
+			}
+			for _, r := range runs {
+				if err := s.Delete(ctx, r.ID); err != nil {
+					return storeErr(err)
+				}
+				fmt.Fprintf(e.stdout, "deleted run %s (%s%s, %s)\n", runShortID(r.ID), r.Probe, runsLabelSuffix(r.Label), r.Started.Local().Format("2006-01-02 15:04"))
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+func runIterations(r *run.Run) int {
+	if len(r.Metrics) == 0 {
+		return 0
+	}
+	return len(r.Values(r.Metrics[0].Name))
+}
+
+func runParamString(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + p[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func runsLabelSuffix(l string) string {
+	if l == "" {
+		return ""
+	}
+	return ", label " + l
+}
+
+func runsDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -1,18 +1,86 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
-// TODO(owner): replace this placeholder with the real command.
 func newSnapshotCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:    "snapshot",
-		Short:  "(not yet available)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return clierr.Usagef("", "perflab snapshot is not available in this build")
+	var (
+		out     outputFlags
+		root    string
+		pid     int
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Record the host's performance-relevant facts",
+		Long: `snapshot reads the host's CPU, power, memory, kernel, sysctl, network
+(NICs, queues, IRQ affinity, RPS/XPS, conntrack), block, mount, cgroup,
+service and tool facts through /proc and /sys. It spawns no process and
+changes nothing. A fact the host lacks is recorded as unavailable with the
+reason. The JSON form feeds 'perflab audit --snapshot' on any machine.`,
+		Example: `  perflab snapshot                          # one-screen summary of this host
+  perflab snapshot --verbose                # … and why each missing fact is missing
+  perflab snapshot --format json -o host.json
+  perflab snapshot --pid $(pidof mysqld)    # cgroup, limits and allocator of a process
+  perflab snapshot --root /mnt/captured     # a host tree copied elsewhere`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			fs, err := hostfs.New(root)
+			if err != nil {
+				if errors.Is(err, hostfs.ErrNotLinuxRoot) || errors.Is(err, os.ErrNotExist) {
+					return clierr.Usagef("point --root at a directory holding proc/ and sys/, or omit it for this host", "--root %s is not a Linux root tree", root)
+				}
+				return clierr.Usagef("check the --root path", "--root %s: %v", root, err)
+			}
+			if pid < 0 {
+				return clierr.Usagef("give the PID of a running process", "--pid %d is not a process ID", pid)
+			}
+			if pid > 0 && !fs.Exists("/proc/"+strconv.Itoa(pid)) {
+				return clierr.Usagef("check the PID with 'ps' (under --root, its /proc/<pid> must exist)", "no process %d under %s", pid, fs.Path("/proc"))
+			}
+			s, err := snapshot.Collect(fs, snapshot.Options{PID: pid})
+			if err != nil {
+				return clierr.Runtimef("", "snapshot of %s: %v", fs.Root(), err)
+			}
+			w, commit, err := out.open(e.stdout)
+			if err != nil {
+				return err
+			}
+			switch out.format {
+			case "json":
+				err = s.Encode(w)
+			default:
+				style := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
+				err = s.WriteText(w, style, verbose)
+			}
+			if err != nil {
+				return clierr.Runtimef("", "write snapshot: %v", err)
+			}
+			if err := commit(); err != nil {
+				return clierr.Runtimef("check that the directory is writable", "%v", err)
+			}
+			if out.output != "" && out.output != "-" {
+				fmt.Fprintf(e.stderr, "snapshot %s written to %s (%d facts unavailable)\n", s.ID, out.output, len(s.Unavailable))
+			}
+			return nil
 		},
 	}
+	out.register(cmd, "text", "text", "json")
+	cmd.Flags().StringVar(&root, "root", "/", "host root to read (a copied tree of proc/, sys/, etc/)")
+	cmd.Flags().IntVar(&pid, "pid", 0, "also record this process (cgroup, limits, allocator, mounts from its view)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every unavailable fact with the reason")
+	return cmd
 }

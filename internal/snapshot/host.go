@@ -1,4 +1,225 @@
 package snapshot
 
-// TODO(helper): implement.
-func collectHost(c *collector) {}
+import (
+	"strconv"
+	"strings"
+
+	"github.com/perflab/perflab/internal/hostfs"
+)
+
+// collectHost records who the host is and what it runs on. Virtualisation
+// is judged from files only (no CPUID, no systemd-detect-virt), so a
+// captured tree is judged the same as the live host: the Xen hypervisor
+// node, then DMI vendor strings, then the cpuinfo "hypervisor" flag with
+// the paravirtual clocksources telling the hypervisors apart.
+func collectHost(c *collector) {
+	h := &c.s.Host
+
+	if v, err := c.fs.ReadString("/proc/sys/kernel/hostname"); err == nil {
+		h.Hostname = v
+	} else if v, err2 := c.fs.ReadString("/etc/hostname"); err2 == nil {
+		h.Hostname = v
+	} else {
+		c.missErr("host.hostname", "/proc/sys/kernel/hostname", err)
+	}
+
+	if v, err := c.fs.ReadString("/etc/machine-id"); err == nil {
+		h.MachineID = v
+	} else {
+		c.missErr("host.machine_id", "/etc/machine-id", err)
+	}
+	if v, err := c.fs.ReadString("/proc/sys/kernel/random/boot_id"); err == nil {
+		h.BootID = v
+	} else {
+		c.missErr("host.boot_id", "/proc/sys/kernel/random/boot_id", err)
+	}
+
+	// kernel.arch is the uname machine; older kernels lack it, and then
+	// the shape of cpuinfo tells.
+	if v, err := c.fs.ReadString("/proc/sys/kernel/arch"); err == nil && v != "" {
+		h.Arch = v
+	} else if a := c.cpuInfo().arch(); a != "" {
+		h.Arch = a
+	} else {
+		c.miss("host.arch", "neither /proc/sys/kernel/arch nor /proc/cpuinfo tells the architecture")
+	}
+
+	h.OS = osPrettyName(c)
+
+	for _, f := range []struct {
+		dst  *string
+		file string
+		fact string
+	}{{&h.Vendor, "sys_vendor", "host.vendor"}, {&h.Product, "product_name", "host.product"}} {
+		p := "/sys/class/dmi/id/" + f.file
+		if v, err := c.fs.ReadString(p); err == nil {
+			*f.dst = v
+		} else {
+			c.missErr(f.fact, p, err)
+		}
+	}
+
+	h.Virtualization = virtualization(c)
+	h.Container = container(c)
+
+	if v, err := c.fs.ReadString("/proc/uptime"); err == nil {
+		up, _, _ := strings.Cut(v, " ")
+		if h.UptimeSeconds, err = strconv.ParseFloat(up, 64); err != nil {
+			c.miss("host.uptime_seconds", "/proc/uptime: "+err.Error())
+		}
+	} else {
+		c.missErr("host.uptime_seconds", "/proc/uptime", err)
+	}
+}
+
+// osPrettyName is PRETTY_NAME of os-release(5), which prefers /etc over
+// /usr/lib.
+func osPrettyName(c *collector) string {
+	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		data, err := c.fs.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "PRETTY_NAME="); ok {
+				return unquoteShell(v)
+			}
+		}
+		return ""
+	}
+	c.miss("host.os", "no /etc/os-release or /usr/lib/os-release")
+	return ""
+}
+
+// unquoteShell removes the single or double quotes os-release values may
+// carry (it is a shell-compatible assignment).
+func unquoteShell(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\$`, `$`, "\\`", "`").Replace(v[1 : len(v)-1])
+	}
+	return v
+}
+
+// dmiVirt maps DMI vendor/product substrings to hypervisors; clouds built
+// on KVM (EC2 Nitro, GCE, OpenStack, Alibaba) count as kvm.
+var dmiVirt = []struct{ needle, virt string }{
+	{"KVM", "kvm"}, {"Amazon EC2", "kvm"}, {"Google Compute Engine", "kvm"},
+	{"OpenStack", "kvm"}, {"Alibaba Cloud ECS", "kvm"}, {"QEMU", "qemu"},
+	{"VMware", "vmware"}, {"VMW", "vmware"}, {"Xen", "xen"},
+	{"Microsoft Corporation Virtual Machine", "hyperv"},
+	{"innotek", "other"}, {"VirtualBox", "other"}, {"Parallels", "other"},
+	{"BHYVE", "other"}, {"Bochs", "other"},
+}
+
+func virtualization(c *collector) string {
+	if t, err := c.fs.ReadString("/sys/hypervisor/type"); err == nil && t == "xen" {
+		return "xen"
+	}
+	var dmi []string
+	for _, f := range []string{"sys_vendor", "product_name", "bios_vendor", "board_vendor"} {
+		if v, err := c.fs.ReadString("/sys/class/dmi/id/" + f); err == nil {
+			dmi = append(dmi, v)
+		}
+	}
+	joined := strings.Join(dmi, " ")
+	avail, _ := c.fs.ReadString("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+	for _, d := range dmiVirt {
+		if strings.Contains(joined, d.needle) {
+			// QEMU's DMI is the same with and without KVM acceleration;
+			// the paravirtual clock exists only with KVM.
+			if d.virt == "qemu" && strings.Contains(avail, "kvm-clock") {
+				return "kvm"
+			}
+			return d.virt
+		}
+	}
+	ci := c.cpuInfo()
+	if ci.err != nil {
+		// Without cpuinfo an absent DMI match proves nothing.
+		c.miss("host.virtualization", "no DMI match and "+readReason("/proc/cpuinfo", ci.err))
+		return ""
+	}
+	if !ci.hasFlag("hypervisor") {
+		return "none"
+	}
+	// Guests see their hypervisor's paravirtual clock even when another
+	// clocksource is in use.
+	switch {
+	case strings.Contains(avail, "kvm-clock"):
+		return "kvm"
+	case strings.Contains(avail, "xen"):
+		return "xen"
+	case strings.Contains(avail, "hyperv"):
+		return "hyperv"
+	}
+	return "other"
+}
+
+// container names the container runtime the collection runs in, from the
+// marker files runtimes leave ("" on a host). /.dockerenv and
+// /run/.containerenv count only when / is an overlay: VM and bare-metal
+// images built from container images keep those files on an ext4 or xfs
+// root (this project's own CI VM has /.dockerenv).
+func container(c *collector) string {
+	if v, err := c.fs.ReadString("/run/systemd/container"); err == nil && v != "" {
+		return normaliseContainer(v)
+	}
+	if cg, err := c.fs.ReadString("/proc/1/cgroup"); err == nil {
+		switch {
+		case strings.Contains(cg, "kubepods"):
+			return "kubernetes"
+		case strings.Contains(cg, "/docker/") || strings.Contains(cg, "/docker-"):
+			return "docker"
+		case strings.Contains(cg, "/lxc/") || strings.Contains(cg, "/lxc.payload"):
+			return "lxc"
+		case strings.Contains(cg, "containerd"):
+			return "containerd"
+		}
+	}
+	if !overlayRoot(c) {
+		return ""
+	}
+	if c.fs.Exists("/.dockerenv") {
+		return "docker"
+	}
+	if c.fs.Exists("/run/.containerenv") {
+		return "podman"
+	}
+	return ""
+}
+
+// overlayRoot reports whether / is mounted from an overlay filesystem,
+// per the last mount of "/" in /proc/self/mountinfo.
+func overlayRoot(c *collector) bool {
+	data, err := c.fs.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	fstype := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[4] != "/" {
+			continue
+		}
+		for i := 5; i+1 < len(f); i++ {
+			if f[i] == "-" {
+				fstype = f[i+1]
+				break
+			}
+		}
+	}
+	return fstype == "overlay" || fstype == "fuse-overlayfs" || fstype == "aufs"
+}
+
+func normaliseContainer(v string) string {
+	switch v {
+	case "docker", "podman", "lxc", "kubernetes", "containerd":
+		return v
+	case "lxc-libvirt":
+		return "lxc"
+	}
+	return "other"
+}
+
+// readReason is hostfs.Reason for use inside a longer sentence.
+func readReason(p string, err error) string { return hostfs.Reason(p, err) }

@@ -1,4 +1,92 @@
 package snapshot
 
-// TODO(helper): implement.
-func collectMounts(c *collector) {}
+import (
+	"sort"
+	"strconv"
+
+	"github.com/prometheus/procfs"
+)
+
+// pseudoFS are kernel interface filesystems: no data lives on them and no
+// mount option of theirs changes I/O speed. hugetlbfs and tmpfs stay, since
+// where huge pages and RAM-backed files are mounted matters.
+var pseudoFS = map[string]bool{
+	"proc": true, "sysfs": true, "cgroup": true, "cgroup2": true, "devpts": true,
+	"mqueue": true, "debugfs": true, "tracefs": true, "securityfs": true,
+	"pstore": true, "bpf": true, "configfs": true, "fusectl": true,
+	"autofs": true, "binfmt_misc": true, "rpc_pipefs": true, "nsfs": true,
+	"efivarfs": true, "selinuxfs": true, "devtmpfs": true,
+}
+
+// collectMounts records the filesystems in the mount namespace of the
+// target process (perflab itself, or --pid), from its mountinfo as parsed
+// by procfs. Options are the per-mount ones (noatime…) followed by the
+// superblock ones (discard, barrier…), each once; rw/ro lead and the rest
+// are sorted, because procfs returns them as maps.
+func collectMounts(c *collector) {
+	if !c.hasProc() {
+		c.miss("mounts", "no /proc under the root")
+		return
+	}
+	mis, file, err := targetMounts(c)
+	if err != nil {
+		c.missErr("mounts", file, unwrapPathErr(err))
+		return
+	}
+	for _, m := range mis {
+		if pseudoFS[m.FSType] {
+			continue
+		}
+		c.s.Mounts = append(c.s.Mounts, Mount{
+			Device:     m.Source,
+			MountPoint: m.MountPoint,
+			FSType:     m.FSType,
+			Options:    mountOptions(m.Options, m.SuperOptions),
+		})
+	}
+}
+
+// targetMounts reads /proc/<pid>/mountinfo of the target process.
+func targetMounts(c *collector) ([]*procfs.MountInfo, string, error) {
+	if c.opt.PID > 0 {
+		m, err := c.proc.GetProcMounts(c.opt.PID)
+		return m, "/proc/" + strconv.Itoa(c.opt.PID) + "/mountinfo", err
+	}
+	m, err := c.proc.GetMounts()
+	return m, "/proc/self/mountinfo", err
+}
+
+// mountOptions flattens procfs's option maps to the kernel's "key" and
+// "key=value" words: per-mount options first, then superblock options that
+// add something.
+func mountOptions(mount, super map[string]string) []string {
+	word := func(k, v string) string {
+		if v == "" {
+			return k
+		}
+		return k + "=" + v
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, set := range []map[string]string{mount, super} {
+		keys := make([]string, 0, len(set))
+		for k := range set {
+			if k != "" && !seen[k] {
+				keys = append(keys, k)
+			}
+		}
+		// rw/ro first, as the kernel prints it; the rest sorted.
+		sort.Slice(keys, func(i, j int) bool {
+			ai, aj := keys[i] == "rw" || keys[i] == "ro", keys[j] == "rw" || keys[j] == "ro"
+			if ai != aj {
+				return ai
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys {
+			seen[k] = true
+			out = append(out, word(k, set[k]))
+		}
+	}
+	return out
+}

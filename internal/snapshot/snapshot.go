@@ -7,6 +7,25 @@
 // Snapshot.Unavailable with the reason, because "this VM has no cpufreq" is
 // itself a finding. Collection spawns no process and reads only files under
 // the root, so a snapshot of a fixture tree is as good as a live one.
+//
+// Files that prometheus/procfs parses are read through it (/proc/interrupts,
+// /sys/class/net, /sys/block queues, mountinfo, /proc/<pid>/cgroup,
+// /proc/net/sockstat, comm). Parsers here cover only what procfs lacks:
+// /proc/irq/N affinity, RPS/XPS masks, netfilter sysctls and the cgroup
+// controller files (cgroupparse.go). The one non-file source is the ethtool
+// ioctl for NIC channels, rings and offloads, used only on the live host.
+//
+// The host areas read meminfo, stat, pressure, a process's environ, maps
+// and cgroup, CPU topology and clocksources through procfs/sysfs, and parse
+// the rest themselves (parse_*.go), each for a reason: cpuinfo because
+// procfs picks its parser by the GOARCH perflab was built for, not the
+// architecture that wrote the file; the kernel command line because procfs
+// ignores quotes; /proc/PID/status, smaps_rollup, limits and loadavg
+// because procfs drops fields the snapshot records (THP_enabled,
+// AnonHugePages, hard limits, the task count); "always [madvise] never"
+// choice files because procfs has no reader for them. cpufreq is read per
+// policy rather than with sysfs.SystemCpufreq, which samples the hardware
+// and reads every CPU's statistics tables.
 package snapshot
 
 import (
@@ -38,6 +57,10 @@ type collector struct {
 	sys  sysfs.FS
 	opt  Options
 	s    *Snapshot
+
+	// cpuinfo is /proc/cpuinfo parsed once for the host and cpu
+	// collectors (virtualisation needs its flags); see cpuInfo().
+	cpuinfo *cpuInfo
 }
 
 // miss records that a fact is unavailable and why.

@@ -280,6 +280,10 @@ type Cgroup struct {
 	NrPeriods      int64  `json:"nr_periods"`
 	NrThrottled    int64  `json:"nr_throttled"`
 	ThrottledUS    int64  `json:"throttled_us"`
+
+	// CPUQuotaDir is the host directory whose cpu.max (v1: cpu.cfs_quota_us)
+	// sets CPUQuotaUS, which may be an ancestor's; "" when unlimited.
+	CPUQuotaDir string `json:"cpu_quota_dir,omitempty"`
 }
 
 // Service is a daemon of interest found running.

@@ -1,0 +1,170 @@
+package audit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/snapshot"
+)
+
+// IRQ rules: NIC interrupts on the NIC's own NUMA node, and irqbalance not
+// undoing hand-made pinning.
+
+func init() {
+	register(
+		&Rule{
+			ID: "IRQ-NUMA-AFFINITY", Title: "NIC interrupts run on the NIC's NUMA node", Area: "irq",
+			Severity: Medium, Knob: "/proc/irq/<n>/smp_affinity_list",
+			Why: "A NIC DMAs packets into memory of its own NUMA node; an interrupt and its softirq handled on another node read every packet " +
+				"across the socket interconnect and bounce the socket's cache lines. Seed 002 found the NIC on NUMA node 1 with its interrupts " +
+				"spread over all nodes, bound them to CPUs of node 1 next to the containers, and with the queue and RPS/XPS work took nginx +330% and redis +48%.",
+			Source: srcSeed002 + "; https://docs.kernel.org/core-api/irq/irq-affinity.html",
+			Check:  checkIRQNUMAAffinity,
+		},
+		&Rule{
+			ID: "IRQ-IRQBALANCE-PINNED", Title: "irqbalance does not fight hand-pinned interrupts", Area: "irq",
+			Severity: Medium, Workloads: []string{"latency", "web", "kv"}, Knob: "irqbalance.service",
+			Why: "irqbalance rewrites /proc/irq/*/smp_affinity every 10 s (its default interval), so interrupts pinned by hand, as seed 002 " +
+				"did for its NIC (and as IRQ-NUMA-AFFINITY proposes), drift back within seconds and the gain (nginx +330%, redis +48% in seed 002) " +
+				"disappears between one benchmark and the next. For a host whose NIC interrupts are placed by hand, stop irqbalance or ban those IRQs from it.",
+			Source: srcSeed002 + "; https://github.com/Irqbalance/irqbalance",
+			Check:  checkIRQBalancePinned,
+		},
+	)
+}
+
+// irqByNumber indexes the snapshot's numeric IRQ lines.
+func irqByNumber(s *snapshot.Snapshot) map[int]snapshot.IRQ {
+	m := map[int]snapshot.IRQ{}
+	for _, q := range s.IRQs {
+		if n, err := strconv.Atoi(q.Number); err == nil {
+			m[n] = q
+		}
+	}
+	return m
+}
+
+// irqCPUs is where an IRQ actually lands: the effective affinity when the
+// kernel reports it (x86 picks one CPU of the mask), else the mask.
+func irqCPUs(q snapshot.IRQ) []int {
+	if len(q.Effective) > 0 {
+		return q.Effective
+	}
+	return q.Affinity
+}
+
+func checkIRQNUMAAffinity(ctx *Context) Result {
+	s := ctx.S
+	if len(s.CPU.NUMA) < 2 {
+		if r, ok := missingFact(s, "cpu.numa"); !ok {
+			return r
+		}
+		return naResult("one NUMA node: every CPU is local to every NIC")
+	}
+	if r, ok := missingFact(s, "irqs"); !ok {
+		return r
+	}
+	nics, res, ok := nicsOrNA(s)
+	if !ok {
+		return res
+	}
+	irqs := irqByNumber(s)
+	balancing := s.Services["irqbalance"].Running
+	var obs, skipped []string
+	var changes []Change
+	judged := 0
+	for _, nic := range nics {
+		if nic.NUMANode < 0 {
+			skipped = append(skipped, nic.Name+": the platform reports no NUMA node for it")
+			continue
+		}
+		local := nodeCPUs(s, nic.NUMANode)
+		if len(local) == 0 {
+			skipped = append(skipped, fmt.Sprintf("%s: NUMA node %d has no online CPU", nic.Name, nic.NUMANode))
+			continue
+		}
+		var remote []string
+		n := 0
+		for _, num := range nic.IRQs {
+			q, ok := irqs[num]
+			if !ok || len(q.Affinity) == 0 {
+				continue
+			}
+			n++
+			at := irqCPUs(q)
+			if cpuset.Contains(local, at) {
+				continue
+			}
+			// One IRQ per local CPU, round robin, as seed 002's script
+			// bound them.
+			cpu := local[len(remote)%len(local)]
+			remote = append(remote, fmt.Sprintf("%d→%s", num, cpuset.FormatList(at)))
+			changes = append(changes, Change{Kind: KindFile, Target: fmt.Sprintf("/proc/irq/%d/smp_affinity_list", num),
+				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(q.Affinity)})
+		}
+		if n == 0 {
+			skipped = append(skipped, nic.Name+": no IRQ with a readable affinity is mapped to it")
+			continue
+		}
+		judged++
+		if len(remote) == 0 {
+			obs = append(obs, fmt.Sprintf("%s (node %d): all %d IRQs on CPUs %s", nic.Name, nic.NUMANode, n, cpuset.FormatList(local)))
+		} else {
+			obs = append(obs, fmt.Sprintf("%s (node %d, CPUs %s): %d of %d IRQs elsewhere: %s", nic.Name, nic.NUMANode,
+				cpuset.FormatList(local), len(remote), n, strings.Join(remote, " ")))
+		}
+	}
+	if judged == 0 {
+		return naResult(strings.Join(skipped, "; "))
+	}
+	expected := "every NIC IRQ on CPUs of the NIC's NUMA node"
+	if len(changes) == 0 {
+		return passResult(strings.Join(obs, "; "), expected)
+	}
+	r := failResult(strings.Join(obs, "; "), expected, changes...)
+	if balancing {
+		r.Reason = "irqbalance is running and will move hand-pinned IRQs again: see IRQ-IRQBALANCE-PINNED"
+	}
+	return r
+}
+
+func checkIRQBalancePinned(ctx *Context) Result {
+	s := ctx.S
+	if r, ok := missingFact(s, "services"); !ok {
+		return r
+	}
+	svc := s.Services["irqbalance"]
+	expected := "irqbalance stopped (or the pinned IRQs banned from it) when NIC IRQs are pinned"
+	if !svc.Running {
+		return passResult("irqbalance not running", expected)
+	}
+	if r, ok := missingFact(s, "irqs"); !ok {
+		return r
+	}
+	all := len(onlineCPUs(s))
+	irqs := irqByNumber(s)
+	var pinned []string
+	for _, nic := range trafficNICs(s) {
+		for _, num := range nic.IRQs {
+			q, ok := irqs[num]
+			if !ok || len(q.Affinity) == 0 || len(q.Affinity) >= all {
+				continue
+			}
+			pinned = append(pinned, fmt.Sprintf("%d(%s)→%s", num, nic.Name, cpuset.FormatList(q.Affinity)))
+		}
+	}
+	pids := ""
+	if len(svc.PIDs) > 0 {
+		pids = fmt.Sprintf(" (pid %d)", svc.PIDs[0])
+	}
+	if len(pinned) == 0 {
+		return passResult("irqbalance running"+pids+", no NIC IRQ pinned to a subset of CPUs", expected)
+	}
+	r := failResult(fmt.Sprintf("irqbalance running%s while %d NIC IRQs are pinned: %s", pids, len(pinned), strings.Join(pinned, " ")), expected,
+		Change{Kind: KindCommand, Target: "irqbalance", Value: "systemctl disable --now irqbalance", Current: "systemctl enable --now irqbalance"})
+	r.Reason = "a snapshot cannot tell whether a person or irqbalance itself pinned them; to keep irqbalance for other devices " +
+		"instead, ban these IRQs (IRQBALANCE_ARGS=\"--banirq=N …\" in /etc/default/irqbalance)"
+	return r
+}

@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/probe"
+)
+
+// Availability is implemented by probes that depend on something the host
+// may lack (a tool adapter's binary, a server): a suite then uses its
+// fallback instead of recording a failed run. The error says what is
+// missing ("sysbench not installed").
+type Availability interface {
+	Available() error
+}
+
+// Catalog is the set of probes this build has, by name.
+type Catalog struct {
+	byName map[string]probe.Probe
+	order  []probe.Probe
+}
+
+// NewCatalog makes a catalog; a later probe with a taken name is ignored.
+func NewCatalog(probes ...probe.Probe) *Catalog {
+	c := &Catalog{byName: map[string]probe.Probe{}}
+	for _, p := range probes {
+		if _, dup := c.byName[p.Name()]; dup {
+			continue
+		}
+		c.byName[p.Name()] = p
+		c.order = append(c.order, p)
+	}
+	return c
+}
+
+// Probe returns a probe by name.
+func (c *Catalog) Probe(name string) (probe.Probe, bool) {
+	p, ok := c.byName[name]
+	return p, ok
+}
+
+// Probes lists the probes in catalog order.
+func (c *Catalog) Probes() []probe.Probe { return c.order }
+
+// Plan is what a bench command line resolves to.
+type Plan struct {
+	Items []Item
+	Suite string   // the suite's name when the command line is exactly one suite
+	Notes []string // suite entries skipped or replaced by a fallback, and why
+}
+
+// Resolve turns names (suites or probes; a suite wins where a name is both)
+// and --param values into a plan. A param "key=value" applies to every
+// probe that has the key, "probe:key=value" to one probe only; a key that no
+// selected probe has is an error, not silently ignored.
+func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
+	if len(names) == 0 {
+		return nil, clierr.Usagef("e.g. 'perflab bench quick'; see 'perflab bench list'", "name a suite or probe to run")
+	}
+	global, scoped, err := parseParams(params)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{}
+	suites := 0
+	for _, name := range names {
+		if s, ok := SuiteByName(name); ok {
+			suites++
+			plan.Suite = s.Name
+			for _, si := range s.Items {
+				it, note, ok := c.suiteItem(si)
+				if note != "" {
+					plan.Notes = append(plan.Notes, note)
+				}
+				if ok {
+					plan.Items = append(plan.Items, it)
+				}
+			}
+			continue
+		}
+		p, ok := c.byName[name]
+		if !ok {
+			return nil, clierr.Usagef("see 'perflab bench list' for suites and probes", "unknown suite or probe %q%s", name, c.suggest(name))
+		}
+		plan.Items = append(plan.Items, Item{Probe: p, Params: p.Defaults(false)})
+	}
+	// Only a lone suite names the runs: with extra probes or a second
+	// suite, the runs are not that suite's and must not compare as such.
+	if suites != 1 || len(names) != 1 {
+		plan.Suite = ""
+	}
+	if len(plan.Items) == 0 {
+		return nil, clierr.Runtimef("see 'perflab bench list'", "none of the probes of %s is available in this build", strings.Join(names, ", "))
+	}
+	if err := applyParams(plan.Items, global, scoped); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// suiteItem picks the probe for a suite entry: the preferred one when this
+// build has it and it is usable, else the fallback, else nothing.
+func (c *Catalog) suiteItem(si SuiteItem) (Item, string, bool) {
+	why := ""
+	if p, ok := c.byName[si.Probe]; ok {
+		err := available(p)
+		if err == nil {
+			return Item{Probe: p, Params: p.Defaults(si.Quick).Merge(si.Params), Budget: si.Budget, MaxRuns: si.MaxRuns}, "", true
+		}
+		why = err.Error()
+	} else {
+		why = "no " + si.Probe + " probe in this build"
+	}
+	if si.Fallback == "" {
+		return Item{}, "skipped " + si.Probe + " (" + si.Measures + "): " + why, false
+	}
+	fb, ok := c.byName[si.Fallback]
+	if !ok {
+		return Item{}, "skipped " + si.Probe + " (" + si.Measures + "): " + why + ", and no " + si.Fallback + " probe either", false
+	}
+	note := "builtin probe " + fb.Name() + " used instead of " + si.Probe + ": " + why
+	return Item{Probe: fb, Params: fb.Defaults(si.Quick).Merge(si.FallbackParams), Budget: si.Budget, MaxRuns: si.MaxRuns, Notes: []string{note}}, note, true
+}
+
+func available(p probe.Probe) error {
+	if a, ok := p.(Availability); ok {
+		return a.Available()
+	}
+	return nil
+}
+
+// parseParams splits --param values into global and per-probe ones.
+func parseParams(params []string) (probe.Params, map[string]probe.Params, error) {
+	global := probe.Params{}
+	scoped := map[string]probe.Params{}
+	for _, kv := range params {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, nil, clierr.Usagef("write --param key=value or --param probe:key=value", "bad --param %q", kv)
+		}
+		if pn, key, ok := strings.Cut(k, ":"); ok {
+			if scoped[pn] == nil {
+				scoped[pn] = probe.Params{}
+			}
+			scoped[pn][key] = v
+			continue
+		}
+		global[k] = v
+	}
+	return global, scoped, nil
+}
+
+func applyParams(items []Item, global probe.Params, scoped map[string]probe.Params) error {
+	used := map[string]bool{}
+	present := map[string]bool{}
+	for i := range items {
+		p := items[i].Probe
+		present[p.Name()] = true
+		known := p.Defaults(false)
+		over := probe.Params{}
+		for k, v := range global {
+			if _, ok := known[k]; ok {
+				over[k] = v
+				used[k] = true
+			}
+		}
+		for k, v := range scoped[p.Name()] {
+			over[k] = v // unknown keys are the probe's to reject, by name
+		}
+		items[i].Params = items[i].Params.Merge(over)
+	}
+	for k := range global {
+		if !used[k] {
+			return clierr.Usagef("see 'perflab bench list' for each probe's parameters", "--param %s: no selected probe has a parameter %q", k, k)
+		}
+	}
+	for pn := range scoped {
+		if !present[pn] {
+			return clierr.Usagef("use --param PROBE:key=value with a probe being run", "--param %s:…: probe %s is not being run", pn, pn)
+		}
+	}
+	return nil
+}
+
+// suggest offers the closest names for a typo.
+func (c *Catalog) suggest(name string) string {
+	var cands []string
+	for _, s := range Suites {
+		cands = append(cands, s.Name)
+	}
+	for _, p := range c.order {
+		cands = append(cands, p.Name())
+	}
+	var close []string
+	for _, k := range cands {
+		if strings.HasPrefix(k, name) || strings.HasPrefix(name, k) || editDistance(k, name) <= 2 {
+			close = append(close, k)
+		}
+	}
+	sort.Strings(close)
+	if len(close) == 0 {
+		return ""
+	}
+	if len(close) > 4 {
+		close = close[:4]
+	}
+	return "; did you mean " + strings.Join(close, " or ") + "?"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/run"
+)
+
+// paramProbe is a fake with named parameters and quick defaults.
+type paramProbe struct {
+	fake
+	defaults, quick probe.Params
+	avail           error
+}
+
+func (p *paramProbe) Defaults(q bool) probe.Params {
+	if q {
+		return p.defaults.Merge(p.quick)
+	}
+	return p.defaults.Merge(nil)
+}
+
+func (p *paramProbe) Metrics(ps probe.Params) ([]run.Metric, error) {
+	for k := range ps {
+		if _, ok := p.defaults[k]; !ok {
+			return nil, errors.New("unknown parameter " + k)
+		}
+	}
+	return oneMetric, nil
+}
+
+type toolProbe struct {
+	paramProbe
+}
+
+func (t *toolProbe) Available() error { return t.avail }
+
+func np(name string, defaults, quick probe.Params) *paramProbe {
+	return &paramProbe{fake: fake{name: name, metrics: oneMetric}, defaults: defaults, quick: quick}
+}
+
+func testCatalog() *Catalog {
+	return NewCatalog(
+		np("cpu", probe.Params{"threads": "1,2", "duration": "500ms"}, probe.Params{"duration": "200ms"}),
+		np("disk", probe.Params{"size": "256MiB", "duration": "300ms"}, probe.Params{"size": "64MiB"}),
+		np("memory.latency", probe.Params{"max": "512MiB"}, nil),
+		np("cpu", probe.Params{"dup": "ignored"}, nil),
+	)
+}
+
+func names(items []Item) string {
+	var s []string
+	for _, it := range items {
+		s = append(s, it.Probe.Name())
+	}
+	return strings.Join(s, ",")
+}
+
+func TestResolveProbesAndParams(t *testing.T) {
+	c := testCatalog()
+	if len(c.Probes()) != 3 {
+		t.Fatalf("duplicate name not ignored: %d probes", len(c.Probes()))
+	}
+	plan, err := c.Resolve([]string{"memory.latency", "disk"}, []string{"duration=1s", "disk:size=1GiB", "max=64MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names(plan.Items) != "memory.latency,disk" || plan.Suite != "" {
+		t.Fatalf("items %s suite %q", names(plan.Items), plan.Suite)
+	}
+	lat, disk := plan.Items[0].Params, plan.Items[1].Params
+	if lat["max"] != "64MiB" || lat["duration"] != "" {
+		t.Errorf("memory.latency params %v: global duration must only go to probes that have it", lat)
+	}
+	if disk["size"] != "1GiB" || disk["duration"] != "1s" {
+		t.Errorf("disk params %v", disk)
+	}
+
+	for _, c2 := range []struct {
+		names, params []string
+		want          string
+	}{
+		{[]string{"nope"}, nil, `unknown suite or probe "nope"`},
+		{[]string{"memory.latncy"}, nil, "memory.latency?"},
+		{nil, nil, "name a suite or probe"},
+		{[]string{"disk"}, []string{"bogus=1"}, `no selected probe has a parameter "bogus"`},
+		{[]string{"disk"}, []string{"cpu:threads=1"}, "probe cpu is not being run"},
+		{[]string{"disk"}, []string{"noequals"}, `bad --param "noequals"`},
+	} {
+		_, err := c.Resolve(c2.names, c2.params)
+		if err == nil || !strings.Contains(err.Error(), c2.want) || clierr.Code(err) != clierr.Usage {
+			t.Errorf("Resolve(%v, %v): %v, want usage error with %q", c2.names, c2.params, err, c2.want)
+		}
+	}
+}
+
+func TestResolveSuiteWithFallbacks(t *testing.T) {
+	saved := Suites
+	defer func() { Suites = saved }()
+	sysbench := &toolProbe{paramProbe: *np("sysbench.cpu", probe.Params{"threads": "1"}, nil)}
+	sysbench.avail = errors.New("sysbench not installed")
+	fio := &toolProbe{paramProbe: *np("fio.disk", probe.Params{"bs": "4k"}, nil)}
+	Suites = []Suite{{Name: "s", Items: []SuiteItem{
+		{Probe: "sysbench.cpu", Fallback: "cpu", FallbackParams: probe.Params{"threads": "4"}, Quick: true, Budget: 7 * time.Second, MaxRuns: 9, Measures: "cpu"},
+		{Probe: "fio.disk", Fallback: "disk", Params: probe.Params{"bs": "64k"}, Measures: "disk"},
+		{Probe: "wrk.nginx", Measures: "nginx qps"},
+		{Probe: "redis.bench", Fallback: "nope", Measures: "redis"},
+	}}}
+	c := NewCatalog(append(testCatalog().Probes(), sysbench, fio)...)
+	plan, err := c.Resolve([]string{"s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names(plan.Items) != "cpu,fio.disk" || plan.Suite != "s" {
+		t.Fatalf("items %s suite %q", names(plan.Items), plan.Suite)
+	}
+	cpu := plan.Items[0]
+	if cpu.Params["threads"] != "4" || cpu.Params["duration"] != "200ms" || cpu.Budget != 7*time.Second || cpu.MaxRuns != 9 {
+		t.Errorf("fallback item %+v: want fallback params over quick defaults and the entry's limits", cpu)
+	}
+	if len(cpu.Notes) != 1 || !strings.Contains(cpu.Notes[0], "builtin probe cpu used instead of sysbench.cpu: sysbench not installed") {
+		t.Errorf("fallback note %v", cpu.Notes)
+	}
+	if plan.Items[1].Params["bs"] != "64k" || len(plan.Items[1].Notes) != 0 {
+		t.Errorf("available tool item %+v", plan.Items[1])
+	}
+	notes := strings.Join(plan.Notes, "\n")
+	for _, want := range []string{"skipped wrk.nginx (nginx qps): no wrk.nginx probe in this build", "no nope probe either", "sysbench not installed"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("plan notes lack %q:\n%s", want, notes)
+		}
+	}
+	// A suite plus more: the runs do not claim to be that suite.
+	plan, err = c.Resolve([]string{"s", "disk"}, nil)
+	if err != nil || plan.Suite != "" {
+		t.Errorf("suite plus a probe: suite %q err %v", plan.Suite, err)
+	}
+	plan, err = c.Resolve([]string{"s", "s"}, nil)
+	if err != nil || plan.Suite != "" {
+		t.Errorf("two suites: suite %q err %v", plan.Suite, err)
+	}
+}

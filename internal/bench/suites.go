@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/perflab/perflab/internal/probe"
+)
+
+// SuiteItem is one entry of a suite: which probe, with which parameters,
+// for how long. Suites are data so that a tool adapter joins a suite by
+// adding an entry, not by changing the harness.
+type SuiteItem struct {
+	// Probe is the preferred probe: a tool adapter ("sysbench.cpu") or a
+	// builtin ("cpu").
+	Probe string
+	// Fallback is the builtin probe used, with a note saying so, when Probe
+	// is not in this build or its tool is not installed. "" means the entry
+	// is skipped (with a note) when Probe is unavailable.
+	Fallback string
+	// Quick starts from the probe's reduced quick defaults.
+	Quick bool
+	// Params override the probe's defaults (Fallback gets FallbackParams).
+	Params, FallbackParams probe.Params
+	Budget                 time.Duration
+	MaxRuns                int
+	// Measures names the row of the reference table (seed 004: a VM and a
+	// container of the same hardware compared) that the entry reproduces.
+	Measures string
+}
+
+// Suite is a named list of probes.
+type Suite struct {
+	Name  string
+	Doc   string
+	Items []SuiteItem
+}
+
+// Suites are the builtin suites, in the order `bench list` shows them.
+//
+// quick must finish within 90 s on a 2-core host (measured in docs/bench.md)
+// and touch every category, so its budgets are small and its parameters the
+// probes' quick defaults; baseline reproduces the reference table of seed
+// 004 (about 10 minutes); the area suites run one category with the full
+// defaults.
+var Suites = []Suite{
+	{
+		Name: "quick",
+		Doc:  "Every category in about a minute, with reduced sizes: a first look, or a smoke test after a change.",
+		Items: []SuiteItem{
+			{Probe: "cpu", Quick: true, Budget: 7 * time.Second, MaxRuns: 30, Measures: "integer CPU throughput"},
+			{Probe: "memory.bandwidth", Quick: true, Budget: 9 * time.Second, MaxRuns: 30, Measures: "memory bandwidth"},
+			{Probe: "memory.latency", Quick: true, Budget: 8 * time.Second, MaxRuns: 30, Measures: "memory latency curve"},
+			{Probe: "memory.pagefault", Quick: true, Budget: 5 * time.Second, MaxRuns: 30, Measures: "page-fault cost"},
+			{Probe: "sched.wakeup", Quick: true, Budget: 6 * time.Second, MaxRuns: 30, Measures: "scheduler wake-up latency"},
+			{Probe: "sched.ctxswitch", Quick: true, Budget: 5 * time.Second, MaxRuns: 30, Measures: "context-switch cost"},
+			{Probe: "syscall", Quick: true, Budget: 4 * time.Second, MaxRuns: 30, Measures: "system-call cost"},
+			{Probe: "disk", Quick: true, Budget: 10 * time.Second, MaxRuns: 20, Measures: "filesystem I/O"},
+			{Probe: "net.tcp", Quick: true, Budget: 8 * time.Second, MaxRuns: 30, Measures: "loopback TCP"},
+			{Probe: "net.udp", Quick: true, Budget: 8 * time.Second, MaxRuns: 30, Measures: "loopback UDP"},
+		},
+	},
+	{
+		Name: "baseline",
+		Doc: "The pre-production baseline of seed 004 (about 10 minutes): CPU, scheduler latency at 1/2/4 threads, " +
+			"memory bandwidth and latency, file I/O, network, and the application benchmarks (nginx, MySQL, " +
+			"Redis) where their tools are installed. Standard tools are preferred; the builtin probe runs where " +
+			"the tool is missing, and the run says which.",
+		Items: []SuiteItem{
+			{Probe: "sysbench.cpu", Fallback: "cpu", Params: probe.Params{"threads": "1,2,4"}, FallbackParams: probe.Params{"threads": "1,2,4"},
+				Budget: 60 * time.Second, Measures: "sysbench prime, 1/2/4 threads"},
+			{Probe: "sched.wakeup", Params: probe.Params{"pairs": "1,2,4"}, Budget: 60 * time.Second, Measures: "CPU scheduling latency, 1/2/4 threads"},
+			{Probe: "sched.ctxswitch", Budget: 30 * time.Second, Measures: "context-switch cost"},
+			{Probe: "syscall", Budget: 20 * time.Second, Measures: "system-call cost"},
+			{Probe: "memory.bandwidth", Params: probe.Params{"threads": "1"}, Budget: 60 * time.Second,
+				Measures: "memory bandwidth (STREAM), single thread"},
+			{Probe: "sysbench.memory", Budget: 30 * time.Second, Measures: "sysbench memory, sequential and random read/write"},
+			{Probe: "memory.latency", Budget: 45 * time.Second, Measures: "memory latency (mlc)"},
+			{Probe: "memory.pagefault", Budget: 30 * time.Second, Measures: "page-fault cost"},
+			{Probe: "fio.disk", Fallback: "disk", Budget: 75 * time.Second, Measures: "file I/O: sequential and random read/write, IOPS, fsync"},
+			{Probe: "iperf3.tcp", Fallback: "net.tcp", Budget: 45 * time.Second, Measures: "network bandwidth and latency"},
+			{Probe: "sockperf.udp", Fallback: "net.udp", Budget: 45 * time.Second, Measures: "packet rate and one-way latency"},
+			{Probe: "wrk.nginx", Budget: 45 * time.Second, Measures: "nginx QPS, short and keep-alive connections"},
+			{Probe: "sysbench.oltp", Budget: 60 * time.Second, Measures: "MySQL OLTP transactions"},
+			{Probe: "redis.benchmark", Budget: 30 * time.Second, Measures: "Redis SET/GET per second"},
+		},
+	},
+	{
+		Name: "cpu",
+		Doc:  "CPU throughput at 1..N threads and the cost of entering the kernel.",
+		Items: []SuiteItem{
+			{Probe: "cpu", Budget: 30 * time.Second, Measures: "integer CPU throughput"},
+			{Probe: "syscall", Budget: 20 * time.Second, Measures: "system-call cost"},
+		},
+	},
+	{
+		Name: "memory",
+		Doc:  "Memory bandwidth, the latency curve from L1 to DRAM, and page-fault cost.",
+		Items: []SuiteItem{
+			{Probe: "memory.bandwidth", Budget: 45 * time.Second, Measures: "memory bandwidth"},
+			{Probe: "memory.latency", Budget: 45 * time.Second, Measures: "memory latency curve"},
+			{Probe: "memory.pagefault", Budget: 30 * time.Second, Measures: "page-fault cost"},
+		},
+	},
+	{
+		Name: "sched",
+		Doc:  "Scheduler wake-up latency and context-switch cost.",
+		Items: []SuiteItem{
+			{Probe: "sched.wakeup", Budget: 45 * time.Second, Measures: "scheduler wake-up latency"},
+			{Probe: "sched.ctxswitch", Budget: 30 * time.Second, Measures: "context-switch cost"},
+		},
+	},
+	{
+		Name: "disk",
+		Doc:  "Filesystem I/O in --dir: sequential bandwidth, random IOPS, fsync latency.",
+		Items: []SuiteItem{
+			{Probe: "disk", Budget: 60 * time.Second, Measures: "filesystem I/O"},
+		},
+	},
+	{
+		Name: "net",
+		Doc:  "Loopback TCP and UDP: bandwidth, request/response latency, packet rate.",
+		Items: []SuiteItem{
+			{Probe: "net.tcp", Budget: 45 * time.Second, Measures: "loopback TCP"},
+			{Probe: "net.udp", Budget: 45 * time.Second, Measures: "loopback UDP"},
+		},
+	},
+}
+
+// SuiteByName returns a builtin suite.
+func SuiteByName(name string) (Suite, bool) {
+	for _, s := range Suites {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Suite{}, false
+}

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// MetricSummary is one metric of a run as the bench and runs commands show
+// it: the median with the half-width of its 95% CI, and the spread.
+type MetricSummary struct {
+	Name   string     `json:"name"`
+	Unit   string     `json:"unit"`
+	Better run.Better `json:"better"`
+	N      int        `json:"n"`
+	Median float64    `json:"median"`
+	// Lo and Hi bound the 95% CI of the median; HalfWidth is the larger of
+	// Median−Lo and Hi−Median (the CI of a median is not symmetric), Rel
+	// that relative to the median. All are absent with fewer samples than
+	// a CI needs (6 at 95%).
+	Lo        *float64 `json:"ci_lo,omitempty"`
+	Hi        *float64 `json:"ci_hi,omitempty"`
+	HalfWidth *float64 `json:"ci_half_width,omitempty"`
+	Rel       *float64 `json:"ci_rel,omitempty"`
+	Min       float64  `json:"min"`
+	Max       float64  `json:"max"`
+	CV        *float64 `json:"cv,omitempty"` // coefficient of variation, n ≥ 2
+}
+
+// Summarize summarises every metric of a run in declaration order.
+func Summarize(r *run.Run) []MetricSummary {
+	out := make([]MetricSummary, 0, len(r.Metrics))
+	for _, m := range r.Metrics {
+		xs := r.Values(m.Name)
+		s := stats.Summarize(xs)
+		ms := MetricSummary{Name: m.Name, Unit: m.Unit, Better: m.Better, N: s.N, Median: s.Median, Min: s.Min, Max: s.Max}
+		if s.N == 0 {
+			ms.Median, ms.Min, ms.Max = 0, 0, 0
+		}
+		if s.HasCI {
+			h := math.Max(s.Median-s.Lo, s.Hi-s.Median)
+			ms.Lo, ms.Hi, ms.HalfWidth = ptr(s.Lo), ptr(s.Hi), ptr(h)
+			if s.Median != 0 {
+				ms.Rel = ptr(h / math.Abs(s.Median))
+			}
+		}
+		if !math.IsNaN(s.CV) {
+			ms.CV = ptr(s.CV)
+		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// Measured formats "median ± half-width unit", rounding both to the
+// half-width's second significant digit (so the digits shown are the ones
+// the measurement supports), or "median unit (n=3, too few for a CI)".
+func (m MetricSummary) Measured() string {
+	if m.N == 0 {
+		return "no samples"
+	}
+	if m.HalfWidth == nil {
+		return fmt.Sprintf("%s %s (n=%d, too few for a CI)", sig(m.Median, 4), m.Unit, m.N)
+	}
+	h := *m.HalfWidth
+	if h == 0 {
+		return fmt.Sprintf("%s ± 0 %s", strconv.FormatFloat(m.Median, 'f', -1, 64), m.Unit)
+	}
+	dec := 1 - int(math.Floor(math.Log10(h)))
+	if dec < 0 {
+		dec = 0
+	}
+	if dec > 9 {
+		dec = 9
+	}
+	return fmt.Sprintf("%s ± %s %s", strconv.FormatFloat(m.Median, 'f', dec, 64), strconv.FormatFloat(h, 'f', dec, 64), m.Unit)
+}
+
+// sig formats x with n significant digits, without exponent for the
+// magnitudes benchmarks produce.
+func sig(x float64, n int) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	dec := n - 1 - int(math.Floor(math.Log10(math.Abs(x))))
+	if dec < 0 {
+		dec = 0
+	}
+	if dec > 9 {
+		dec = 9
+	}
+	return strconv.FormatFloat(x, 'f', dec, 64)
+}
+
+// StopText explains a stop reason in words for the report.
+func StopText(r *run.Run) string {
+	switch r.Stop {
+	case run.StopPrecision:
+		return fmt.Sprintf("precision reached (every CI within ±%s)", pct(r.Precision))
+	case run.StopMaxRuns:
+		return "repetition cap reached before the precision target" + target(r)
+	case run.StopTimeBudget:
+		return "time budget ran out before the precision target" + target(r)
+	case run.StopInterrupted:
+		return "interrupted: partial run"
+	case run.StopFailed:
+		return "failed: " + r.Error
+	case run.StopFixed:
+		return "fixed repetition count"
+	}
+	return string(r.Stop)
+}
+
+func target(r *run.Run) string {
+	if r.Precision > 0 {
+		return " (±" + pct(r.Precision) + ")"
+	}
+	return ""
+}
+
+func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }

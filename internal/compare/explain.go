@@ -1,0 +1,188 @@
+package compare
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/knowledge"
+	"github.com/perflab/perflab/internal/run"
+)
+
+// Cause is a difference between the sides that perflab knows can move
+// some of the compared metrics.
+type Cause struct {
+	Knob   string   `json:"knob"` // knowledge entry id
+	Title  string   `json:"title"`
+	Why    string   `json:"why"`
+	Areas  []string `json:"areas"`
+	Source string   `json:"source"` // config, run or monitor
+	// Diffs are the differing facts behind this cause (a knob such as RPS
+	// can differ on many queues at once).
+	Diffs []Diff `json:"diffs"`
+	// Affected counts the compared metrics in the knob's areas; Moved
+	// lists the rows (Comparison.Metrics indices) of those that changed
+	// significantly (better or worse).
+	Affected int   `json:"affected"`
+	Moved    []int `json:"moved"`
+	Weight   int   `json:"weight"`
+	// Score is Weight × Moved/Affected: a knob is more likely the cause
+	// when more of the metrics it should move did move.
+	Score float64 `json:"score"`
+}
+
+// Supported reports whether metrics this cause can move actually moved.
+func (c Cause) Supported() bool { return len(c.Moved) > 0 }
+
+// explain fills a pair's config diff, monitor diff and likely causes.
+func explain(c *Comparison, p *Pair, base, other Side) {
+	sa := base.Snapshots[c.Sides[0].SnapshotID]
+	sb := other.Snapshots[c.Sides[p.Other].SnapshotID]
+	p.Config = append(DiffRuns(base.Runs, other.Runs), DiffSnapshots(sa, sb)...)
+	p.Monitor = DiffMonitor(base.Runs, other.Runs)
+
+	var diffs []sourced
+	for _, d := range p.Config {
+		src := "config"
+		if strings.HasPrefix(d.Path, "run[") {
+			src = "run"
+		}
+		diffs = append(diffs, sourced{d, src})
+	}
+	for _, m := range p.Monitor {
+		if m.Notable {
+			diffs = append(diffs, sourced{Diff{Path: "monitor." + m.Field,
+				Before: fmt.Sprintf("%.4g %s", m.Base, m.Unit), After: fmt.Sprintf("%.4g %s", m.Other, m.Unit)}, "monitor"})
+		}
+	}
+	p.Causes = rankCauses(c, p, diffs)
+}
+
+type sourced struct {
+	Diff
+	source string
+}
+
+// rankCauses groups differences by knowledge entry and ranks them: causes
+// whose affected metrics moved significantly come first, then by score
+// (weight × the share of affected metrics that moved, so a knob whose
+// other metrics stayed put is less suspect), weight, and name. Differences
+// perflab knows nothing about stay in the config diff only.
+func rankCauses(c *Comparison, p *Pair, diffs []sourced) []Cause {
+	byKnob := map[string]*Cause{}
+	var order []string
+	for _, d := range diffs {
+		e := knowledge.Lookup(d.Path)
+		if e == nil {
+			continue
+		}
+		cause, ok := byKnob[e.ID]
+		if !ok {
+			cause = &Cause{Knob: e.ID, Title: e.Title, Why: e.Why, Source: d.source, Weight: e.Weight}
+			for _, a := range e.Areas {
+				cause.Areas = append(cause.Areas, string(a))
+			}
+			for _, dl := range p.Deltas {
+				row := c.Metrics[dl.Row]
+				if !knowledge.Affects(e.Areas, knowledge.AreasOf(row.Probe, row.Metric, row.Unit)) {
+					continue
+				}
+				cause.Affected++
+				if dl.Verdict == Better || dl.Verdict == Worse {
+					cause.Moved = append(cause.Moved, dl.Row)
+				}
+			}
+			byKnob[e.ID] = cause
+			order = append(order, e.ID)
+		}
+		cause.Diffs = append(cause.Diffs, d.Diff)
+	}
+	out := make([]Cause, 0, len(order))
+	for _, id := range order {
+		cause := byKnob[id]
+		if cause.Affected == 0 {
+			continue // it cannot explain anything that was compared
+		}
+		cause.Score = float64(cause.Weight) * float64(len(cause.Moved)) / float64(cause.Affected)
+		out = append(out, *cause)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Supported() != b.Supported() {
+			return a.Supported()
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Weight != b.Weight {
+			return a.Weight > b.Weight
+		}
+		if len(a.Moved) != len(b.Moved) {
+			return len(a.Moved) > len(b.Moved)
+		}
+		return a.Knob < b.Knob
+	})
+	return out
+}
+
+// DiffRuns compares how the runs were made, probe by probe: parameters,
+// CPU placement, tool and version, using the first run of each probe that
+// both sides have.
+func DiffRuns(base, other []*run.Run) []Diff {
+	first := func(runs []*run.Run) map[string]*run.Run {
+		m := map[string]*run.Run{}
+		for _, r := range runs {
+			if m[r.Probe] == nil {
+				m[r.Probe] = r
+			}
+		}
+		return m
+	}
+	fa, fb := first(base), first(other)
+	var probes []string
+	for p := range fa {
+		if fb[p] != nil {
+			probes = append(probes, p)
+		}
+	}
+	sort.Strings(probes)
+	var out []Diff
+	add := func(path, a, b string) {
+		if a != b {
+			out = append(out, Diff{Path: path, Before: orAbsent(a), After: orAbsent(b)})
+		}
+	}
+	for _, probe := range probes {
+		a, b := fa[probe], fb[probe]
+		pre := "run[" + probe + "]"
+		keys := map[string]bool{}
+		for k := range a.Params {
+			keys[k] = true
+		}
+		for k := range b.Params {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			va, oka := a.Params[k]
+			vb, okb := b.Params[k]
+			if !oka {
+				va = absent
+			}
+			if !okb {
+				vb = absent
+			}
+			add(pre+".params."+k, va, vb)
+		}
+		add(pre+".cpus", a.CPUs, b.CPUs)
+		add(pre+".tool", a.Tool, b.Tool)
+		add(pre+".tool_version", a.ToolVersion, b.ToolVersion)
+	}
+	return out
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return absent
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+package compare
+
+import (
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Side is one column of a comparison: the runs a user named with one
+// argument (a run id, a label, a file) and the snapshots they refer to.
+type Side struct {
+	Name      string                        // as the user wrote it
+	Runs      []*run.Run                    // at least one
+	Snapshots map[string]*snapshot.Snapshot // by snapshot id; may be empty
+}
+
+// Options tunes a comparison. The zero value means the defaults.
+type Options struct {
+	Alpha      float64 // family-wise significance level; default 0.05
+	Margin     float64 // equivalence margin, relative; default 0.02 (±2%)
+	Confidence float64 // interval level; default 0.95
+	// History holds earlier runs of the same probes, typically from the
+	// store, used only to measure the A/A noise floor: the run-to-run
+	// spread of repeated runs of one probe on one host.
+	History []*run.Run
+}
+
+func (o Options) withDefaults() Options {
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		o.Alpha = 0.05
+	}
+	if o.Margin <= 0 {
+		o.Margin = 0.02
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = stats.DefaultConfidence
+	}
+	return o
+}
+
+// Verdict is the outcome for one metric.
+type Verdict string
+
+const (
+	Better       Verdict = "better"       // significant change in the good direction
+	Worse        Verdict = "worse"        // significant change in the bad direction
+	Same         Verdict = "same"         // no significant difference, equivalence not shown
+	Equivalent   Verdict = "equivalent"   // shown to be within ±margin (TOST)
+	Inconclusive Verdict = "inconclusive" // too few samples to tell
+)
+
+// Comparison is the result of comparing sides; with a single side it is a
+// plain report of that side's metrics.
+type Comparison struct {
+	Alpha      float64     `json:"alpha"`
+	Margin     float64     `json:"margin"`
+	Confidence float64     `json:"confidence"`
+	Sides      []SideInfo  `json:"sides"`
+	Metrics    []MetricRow `json:"metrics"` // in suite, probe, metric order
+	// Pairs compare each side after the first with the first.
+	Pairs []Pair `json:"pairs"`
+	// Notes are things the reader should know: metrics only one side
+	// has, runs that did not complete.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SideInfo describes a side.
+type SideInfo struct {
+	Name       string   `json:"name"`
+	RunIDs     []string `json:"run_ids"`
+	Hosts      []string `json:"hosts"`
+	Probes     []string `json:"probes"`
+	SnapshotID string   `json:"snapshot_id,omitempty"` // the snapshot used for explaining
+	Incomplete []string `json:"incomplete,omitempty"`  // ids of runs that stopped early
+}
+
+// Key identifies a metric across sides.
+type Key struct {
+	Suite  string `json:"suite"`
+	Probe  string `json:"probe"`
+	Metric string `json:"metric"`
+}
+
+// MetricRow is one metric with its summary on every side.
+type MetricRow struct {
+	Key
+	Unit   string     `json:"unit"`
+	Better run.Better `json:"better"`
+	Series string     `json:"series,omitempty"`
+	X      float64    `json:"x,omitempty"`
+	XUnit  string     `json:"x_unit,omitempty"`
+	// Sides holds one summary per side, nil where the side lacks it.
+	Sides []*SideStats `json:"sides"`
+}
+
+// SideStats is one metric on one side.
+type SideStats struct {
+	Summary stats.Summary `json:"-"`
+	Samples []float64     `json:"samples"`
+	// Noise is the run-to-run spread of this metric on this side's host,
+	// when repeated runs exist (A/A noise floor).
+	Noise *Noise `json:"noise,omitempty"`
+}
+
+// Noise is the observed run-to-run spread: the range of the per-run
+// medians of repeated runs of one probe on one host, relative to their
+// median.
+type Noise struct {
+	Runs      int     `json:"runs"`
+	SpreadPct float64 `json:"spread_pct"`
+}
+
+// Pair compares side Other with the baseline side 0.
+type Pair struct {
+	Other   int         `json:"other"`
+	Deltas  []Delta     `json:"deltas"` // one per MetricRow both sides have
+	Suites  []SuiteMean `json:"suites"`
+	Causes  []Cause     `json:"likely_causes"`
+	Config  []Diff      `json:"config_diff"`
+	Monitor []MonDelta  `json:"monitor_diff"`
+	// Counts of verdicts, for a one-line summary and exit codes.
+	Counts map[Verdict]int `json:"counts"`
+}
+
+// Delta is one metric compared between the baseline and another side.
+type Delta struct {
+	Row int `json:"row"` // index into Comparison.Metrics
+	// U and P are the Mann–Whitney statistic and raw two-sided p-value;
+	// PAdj is P after Holm–Bonferroni across all metrics of the pair.
+	U    float64 `json:"u"`
+	P    float64 `json:"p"`
+	PAdj float64 `json:"p_adj"`
+	// Shift is the Hodges–Lehmann estimate of other − base, in the
+	// metric's unit, with its confidence interval.
+	Shift   float64 `json:"shift"`
+	ShiftLo float64 `json:"shift_lo"`
+	ShiftHi float64 `json:"shift_hi"`
+	// DeltaPct is Shift relative to the baseline median, in percent;
+	// NaN (null in JSON) when that median is zero.
+	DeltaPct   float64 `json:"delta_pct"`
+	DeltaLoPct float64 `json:"delta_lo_pct"`
+	DeltaHiPct float64 `json:"delta_hi_pct"`
+	// Ratio is median(other)/median(base).
+	Ratio      float64 `json:"ratio"`
+	Verdict    Verdict `json:"verdict"`
+	Equivalent bool    `json:"equivalent"` // within ±Margin by TOST, whatever the verdict
+	// Need is the number of samples per side needed before a difference
+	// could be significant; set when Verdict is Inconclusive.
+	Need int `json:"need,omitempty"`
+	// WithinNoise is true when |DeltaPct| is below the larger A/A spread
+	// observed on either side's host.
+	WithinNoise bool `json:"within_noise,omitempty"`
+}
+
+// SuiteMean is the geometric-mean summary of one suite.
+type SuiteMean struct {
+	Suite string `json:"suite"`
+	// Ratio is the geometric mean of median(other)/median(base) over the
+	// suite's metrics, as benchstat prints it.
+	Ratio float64 `json:"ratio"`
+	// Gain is the geometric mean of the oriented ratios (>1 is better:
+	// base/other for lower-is-better metrics), minus one, in percent.
+	GainPct float64 `json:"gain_pct"`
+	Metrics int     `json:"metrics"`
+}

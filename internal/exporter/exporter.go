@@ -1,0 +1,190 @@
+// Package exporter serves perflab's verdicts as Prometheus metrics: the
+// audit's findings (one 0/1 series per rule), key knobs as node_exporter
+// style enums, tune drift per knob, the latest bench result per probe and
+// metric, and build info.
+//
+// A scrape never touches the host: the snapshot, audit, drift and bench
+// results are refreshed in the background every interval and a scrape only
+// serialises what the collectors hold, so it costs well under 10 ms however
+// many scrapers there are (docs/performance.md).
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/metrics"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/tune"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config is what the exporter watches.
+type Config struct {
+	FS       hostfs.FS
+	Workload *audit.Workload
+	Interval time.Duration
+	Version  string
+	// Runs loads stored bench runs, newest first (nil: no bench series).
+	Runs func(context.Context) ([]*run.Run, error)
+	// Tune is the host whose tune journal is verified for drift.
+	Tune tune.Host
+}
+
+// Exporter holds the collectors and refreshes them.
+type Exporter struct {
+	cfg      Config
+	reg      *prometheus.Registry
+	findings *metrics.Findings
+	knobs    *metrics.Knobs
+	drift    *metrics.Drift
+	bench    *metrics.Bench
+
+	refreshSeconds prometheus.Gauge
+	refreshErrors  *prometheus.CounterVec
+	lastRefresh    prometheus.Gauge
+
+	mu      sync.Mutex
+	lastErr error
+}
+
+// New builds an exporter; call Refresh (or Run) before serving.
+func New(cfg Config) *Exporter {
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Minute
+	}
+	e := &Exporter{
+		cfg:      cfg,
+		reg:      prometheus.NewRegistry(),
+		findings: metrics.NewFindings(),
+		knobs:    metrics.NewKnobs(),
+		drift:    metrics.NewDrift(),
+		bench:    metrics.NewBench(),
+		refreshSeconds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "exporter",
+			Name: "refresh_duration_seconds", Help: "How long the last refresh (snapshot, audit, drift, bench) took."}),
+		refreshErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "exporter",
+			Name: "refresh_errors_total", Help: "Refresh failures by part."}, []string{"part"}),
+		lastRefresh: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "exporter",
+			Name: "last_refresh_timestamp_seconds", Help: "Unix time of the last completed refresh."}),
+	}
+	e.reg.MustRegister(metrics.NewBuildInfo(cfg.Version), e.findings, e.knobs, e.drift, e.bench,
+		e.refreshSeconds, e.refreshErrors, e.lastRefresh)
+	for _, p := range []string{"snapshot", "drift", "bench"} {
+		e.refreshErrors.WithLabelValues(p)
+	}
+	return e
+}
+
+// Registry exposes the registry (for textfile output and tests).
+func (e *Exporter) Registry() *prometheus.Registry { return e.reg }
+
+// Refresh re-collects everything. A failing part keeps its previous series
+// and counts an error; the others still refresh.
+func (e *Exporter) Refresh(ctx context.Context) error {
+	start := time.Now()
+	var errs []error
+	s, err := snapshot.Collect(e.cfg.FS, snapshot.Options{})
+	if err != nil {
+		e.refreshErrors.WithLabelValues("snapshot").Inc()
+		errs = append(errs, fmt.Errorf("snapshot: %w", err))
+	} else {
+		e.findings.Update(s, e.cfg.Workload.Name, audit.Run(s, e.cfg.Workload))
+		e.knobs.Update(s)
+	}
+	if d, err := e.cfg.Tune.Verify(); err != nil {
+		e.refreshErrors.WithLabelValues("drift").Inc()
+		errs = append(errs, fmt.Errorf("drift: %w", err))
+	} else {
+		e.drift.Update(d)
+	}
+	if e.cfg.Runs != nil {
+		if runs, err := e.cfg.Runs(ctx); err != nil {
+			e.refreshErrors.WithLabelValues("bench").Inc()
+			errs = append(errs, fmt.Errorf("bench: %w", err))
+		} else {
+			e.bench.Update(runs)
+		}
+	}
+	e.refreshSeconds.Set(time.Since(start).Seconds())
+	e.lastRefresh.Set(float64(time.Now().UnixNano()) / 1e9)
+	err = errors.Join(errs...)
+	e.mu.Lock()
+	e.lastErr = err
+	e.mu.Unlock()
+	return err
+}
+
+// Run refreshes every interval until ctx ends.
+func (e *Exporter) Run(ctx context.Context, onErr func(error)) {
+	t := time.NewTicker(e.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := e.Refresh(ctx); err != nil && onErr != nil {
+				onErr(err)
+			}
+		}
+	}
+}
+
+// Handler serves /metrics, /healthz and a landing page.
+func (e *Exporter) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		err := e.lastErr
+		e.mu.Unlock()
+		if err != nil {
+			http.Error(w, "last refresh: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<html><head><title>perflab exporter</title></head><body><h1>perflab exporter</h1><p>Workload %s, refreshed every %s. <a href=\"/metrics\">Metrics</a></p></body></html>\n",
+			e.cfg.Workload.Name, e.cfg.Interval)
+	})
+	return mux
+}
+
+// Serve listens on addr and serves until ctx ends, then shuts down cleanly.
+// ready, if not nil, receives the bound address (useful with port 0).
+func (e *Exporter) Serve(ctx context.Context, addr string, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		return err
+	}
+}

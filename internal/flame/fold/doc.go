@@ -1,0 +1,24 @@
+// Package fold turns `perf script` text into folded stacks: one line per
+// unique stack, `comm;root;…;leaf COUNT`, sorted in byte order, COUNT being
+// the sum of the samples' periods (1 when perf printed none).
+//
+// The output is byte-for-byte what the established folder produces
+// (inferno-collapse-perf, itself a port of FlameGraph's
+// stackcollapse-perf.pl), because users diff and merge folded files made
+// by either tool and flame graphs must not change with the folder used.
+// That includes its quirks: symbol offsets `+0x…` stripped, argument lists
+// removed except in Go method names and C++ `(anonymous namespace)`,
+// `[unknown]` replaced by `[module]`, Java `L…;` names tidied, Rust hashes
+// demangled, `_[k]`/`_[j]`/`_[i]` annotations, only the first event type
+// folded unless one is chosen, and the last stack kept without a trailing
+// blank line.
+//
+// It is written here rather than taken from a library because no Go
+// package parses perf script, and because it must be fast: perf script
+// output runs to gigabytes. Parsing is byte-level with no regular
+// expressions and no allocation per line; stacks are interned in a map,
+// so memory grows with the number of unique stacks, not with the input;
+// and with more than one thread the input is cut at blank lines (where
+// the parser's state is known to be reset) into chunks folded by worker
+// goroutines whose maps are merged at the end.
+package fold

@@ -1,0 +1,112 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+// selftest loads a rendered graph in headless Chromium with the page's
+// self-test hash, which drives search and a real click event through the
+// page's own handlers, and returns what the page wrote into #selftest.
+func selftest(t *testing.T, file, search, click string) map[string]any {
+	t.Helper()
+	chromium := testenv.RequireTool(t, "chromium")
+	u := url.URL{Scheme: "file", Path: file, Fragment: "perflab-selftest:search=" + search + "&click=" + click}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--run-all-compositor-stages-before-draw", "--virtual-time-budget=5000", "--dump-dom", u.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	m := regexp.MustCompile(`id="selftest"[^>]*>([^<]*)<`).FindSubmatch(out)
+	if m == nil || len(m[1]) == 0 {
+		t.Fatalf("page did not run its self-test; DOM tail: %.400s", out[max(0, len(out)-400):])
+	}
+	var res map[string]any
+	unescaped := regexp.MustCompile(`&quot;`).ReplaceAll(m[1], []byte(`"`))
+	if err := json.Unmarshal(unescaped, &res); err != nil {
+		t.Fatalf("self-test output %s: %v", m[1], err)
+	}
+	if res["ok"] != true {
+		t.Fatalf("self-test failed in the page: %v", res)
+	}
+	return res
+}
+
+// coveredShare is the share of samples under frames whose display name
+// matches re, nested matches counted once: what "Matched" must say.
+func coveredShare(tr *Tree, re *regexp.Regexp) float64 {
+	var walk func(n *Node) uint64
+	walk = func(n *Node) uint64 {
+		name, _ := SplitAnnotation(n.Name)
+		if n != tr.Root && re.MatchString(name) {
+			return n.Value
+		}
+		var s uint64
+		for _, c := range n.Children {
+			s += walk(c)
+		}
+		return s
+	}
+	return 100 * float64(walk(tr.Root)) / float64(tr.Root.Value)
+}
+
+func TestGraphsWorkInChromium(t *testing.T) {
+	testenv.Short(t)
+	tr := Build(loadFixture(t), false, false)
+	dir := t.TempDir()
+	const search, click = "^slices\\.", "sort.Strings"
+	want := coveredShare(tr, regexp.MustCompile(search))
+	node := find(tr.Root, "gowork", "runtime.goexit.abi0", "main.main.gowrap1", "main.main.func1", "sort.Strings")
+	if node == nil || want < 1 {
+		t.Fatalf("fixture lacks the frames this test clicks and searches (share %.2f)", want)
+	}
+
+	svg := filepath.Join(dir, "g.svg")
+	f, _ := os.Create(svg)
+	if err := WriteSVG(f, tr, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := selftest(t, svg, search, click)
+	if got := r["matched"].(float64); math.Abs(got-want) > 0.1 {
+		t.Errorf("SVG matched %.2f%%, want %.2f%%", got, want)
+	}
+	if r["clicked"] != true || r["zoomedWidth"] != r["fullWidth"] {
+		t.Errorf("SVG click did not zoom the frame to full width: %v", r)
+	}
+	if r["visible"].(float64) >= r["frames"].(float64) || r["visibleAfterReset"] != r["frames"] || r["resetWidth"] != r["originalWidth"] {
+		t.Errorf("SVG zoom should hide unrelated frames and reset should restore them: %v", r)
+	}
+
+	html := filepath.Join(dir, "g.html")
+	f, _ = os.Create(html)
+	if err := WriteHTML(f, tr, Options{Inverted: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r = selftest(t, html, search, click)
+	if got := r["matched"].(float64); math.Abs(got-want) > 0.01 {
+		t.Errorf("HTML matched %.3f%%, want %.3f%%", got, want)
+	}
+	if r["zoomedName"] != click || uint64(r["zoomedCount"].(float64)) != node.Value {
+		t.Errorf("HTML click should zoom to %s (%d): %v", click, node.Value, r)
+	}
+	if ar, _ := r["afterReset"].(map[string]any); ar["name"] != "all" {
+		t.Errorf("HTML reset did not return to the root: %v", r)
+	}
+}

@@ -1,0 +1,109 @@
+package render
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+)
+
+//go:embed html.js
+var htmlJS string
+
+// WriteHTML writes a self-contained HTML flame graph drawn on a canvas:
+// no network, no external script, and fast on profiles too big for SVG.
+// The frames travel as one JSON document of parallel arrays (name index,
+// depth, offset, value, self, delta) in preorder.
+func WriteHTML(w io.Writer, t *Tree, opt Options) error {
+	opt = opt.withDefaults(t)
+	total := t.Root.Value
+	// Frames below MinWidth at the full width are dropped, as in the SVG.
+	minCount := 0.0
+	if total > 0 {
+		minCount = opt.MinWidth * float64(total) / float64(opt.Width-2*xPad)
+	}
+	frames := layout(t, minCount)
+
+	index := map[string]int{}
+	var names, colors, kinds []string
+	nameIdx := make([]int, len(frames))
+	for i, p := range frames {
+		k, ok := index[p.n.Name]
+		if !ok {
+			k = len(names)
+			index[p.n.Name] = k
+			name, kind := SplitAnnotation(p.n.Name)
+			names = append(names, strings.ToValidUTF8(name, "\uFFFD"))
+			colors = append(colors, frameColor(opt.Palette, name, kind).String())
+			kinds = append(kinds, [...]string{"", "kernel", "JIT", "inlined"}[kind])
+		}
+		nameIdx[i] = k
+	}
+
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.WriteString(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>` + htmlEscape(opt.Title) + `</title>
+<style>
+body { margin: 10px; font: 12px Verdana, sans-serif; background: #fafafa; }
+h1 { font-size: 17px; font-weight: normal; text-align: center; margin: 4px 0; }
+h2 { font-size: 12px; font-weight: normal; text-align: center; color: #555; margin: 2px 0 6px; }
+#bar { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
+#bar form { margin-left: auto; display: flex; gap: 4px; }
+#matched { min-width: 9em; text-align: right; }
+#tip { position: absolute; display: none; background: #ffffe0; border: 1px solid #999; padding: 3px 6px; max-width: 400px; pointer-events: none; word-break: break-all; }
+#selftest { display: none; }
+canvas { display: block; cursor: pointer; }
+</style></head><body>
+<h1>` + htmlEscape(opt.Title) + `</h1>
+`)
+	if opt.Subtitle != "" {
+		bw.WriteString("<h2>" + htmlEscape(opt.Subtitle) + "</h2>\n")
+	}
+	bw.WriteString(`<div id="bar"><button id="reset" disabled>Reset zoom</button>
+<span>` + groupDigits(total) + " " + htmlEscape(opt.CountName) + `</span>
+<form id="searchform"><input id="term" placeholder="regex, Enter to search" size="28"><button>Search</button></form><span id="matched"></span></div>
+<canvas id="flame"></canvas>
+<div id="tip"></div>
+<pre id="selftest"></pre>
+<script type="application/json" id="data">`)
+	// encoding/json escapes <, > and & so the data cannot close the tag.
+	head := map[string]any{
+		"total": total, "diff": t.Diff, "maxDelta": t.MaxDelta, "inverted": opt.Inverted,
+		"countName": opt.CountName, "names": names, "colors": colors, "kinds": kinds,
+	}
+	hb, err := json.Marshal(head)
+	if err != nil {
+		return err
+	}
+	bw.Write(hb[:len(hb)-1])
+	var num []byte
+	writeArr := func(key string, f func(p placed, i int) int64) {
+		bw.WriteString(`,"` + key + `":[`)
+		for i, p := range frames {
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			num = strconv.AppendInt(num[:0], f(p, i), 10)
+			bw.Write(num)
+		}
+		bw.WriteByte(']')
+	}
+	writeArr("n", func(_ placed, i int) int64 { return int64(nameIdx[i]) })
+	writeArr("d", func(p placed, _ int) int64 { return int64(p.depth) })
+	writeArr("x", func(p placed, _ int) int64 { return int64(p.x) })
+	writeArr("v", func(p placed, _ int) int64 { return int64(p.n.Value) })
+	writeArr("s", func(p placed, _ int) int64 { return int64(p.n.Self) })
+	writeArr("dl", func(p placed, _ int) int64 { return p.n.Delta })
+	bw.WriteString("}</script>\n<script>\n")
+	bw.WriteString(strings.ReplaceAll(htmlJS, "</script", "<\\/script"))
+	bw.WriteString("</script>\n</body></html>\n")
+	return bw.Flush()
+}
+
+func htmlEscape(s string) string {
+	return xmlText(s)
+}

@@ -1,0 +1,169 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Options control how a flame graph looks.
+type Options struct {
+	Title     string  // "" means "Flame Graph" (or "Differential Flame Graph")
+	Subtitle  string  // a second line, e.g. the command profiled
+	Width     int     // image width in pixels; <= 0 means 1200
+	MinWidth  float64 // frames narrower than this many pixels are omitted; < 0 means 0.1
+	Palette   string  // hot, java, kernel, mem, io ("" means hot)
+	Inverted  bool    // icicle: root at the top
+	CountName string  // what a count is ("samples"); "" means samples
+}
+
+func (o Options) withDefaults(t *Tree) Options {
+	if o.Width <= 0 {
+		o.Width = 1200
+	}
+	if o.MinWidth < 0 {
+		o.MinWidth = 0.1
+	}
+	if o.Palette == "" {
+		o.Palette = "hot"
+	}
+	if o.CountName == "" {
+		o.CountName = "samples"
+	}
+	if o.Title == "" {
+		o.Title = "Flame Graph"
+		if t.Diff {
+			o.Title = "Differential Flame Graph"
+		}
+		if o.Inverted {
+			o.Title = "Icicle Graph"
+		}
+	}
+	return o
+}
+
+const (
+	frameHeight = 16
+	fontSize    = 12
+	xPad        = 10
+	topPad      = fontSize * 3
+	bottomPad   = fontSize*2 + 10
+)
+
+// placed is a frame with its position in the call tree.
+type placed struct {
+	n     *Node
+	depth int
+	x     uint64 // offset from the left, in counts
+}
+
+// layout lists the frames wide enough to draw, parents before children.
+func layout(t *Tree, minCount float64) []placed {
+	out := make([]placed, 0, 1024)
+	var walk func(n *Node, depth int, x uint64)
+	walk = func(n *Node, depth int, x uint64) {
+		if float64(n.Value) < minCount {
+			return
+		}
+		out = append(out, placed{n, depth, x})
+		for _, c := range n.Children {
+			walk(c, depth+1, x)
+			x += c.Value
+		}
+	}
+	walk(t.Root, 0, 0)
+	return out
+}
+
+// tooltip is the text shown for a frame: name, count, share, kind, change.
+func tooltip(p placed, total uint64, t *Tree, countName string) string {
+	name, kind := SplitAnnotation(p.n.Name)
+	var b strings.Builder
+	b.WriteString(name)
+	fmt.Fprintf(&b, " (%s %s, %.2f%%", groupDigits(p.n.Value), countName, pct(p.n.Value, total))
+	if p.n.Self > 0 && len(p.n.Children) > 0 {
+		fmt.Fprintf(&b, "; self %.2f%%", pct(p.n.Self, total))
+	}
+	switch kind {
+	case Kernel:
+		b.WriteString("; kernel")
+	case JIT:
+		b.WriteString("; JIT")
+	case Inlined:
+		b.WriteString("; inlined")
+	}
+	if t.Diff {
+		fmt.Fprintf(&b, "; self %+d %s vs before", p.n.Delta, countName)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func pct(v, total uint64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return 100 * float64(v) / float64(total)
+}
+
+// groupDigits writes 1234567 as 1,234,567.
+func groupDigits(v uint64) string {
+	s := fmt.Sprint(v)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// label fits a name into w pixels, as the JavaScript does on zoom.
+func label(name string, w float64) string {
+	chars := int(w / (fontSize * 0.59))
+	if chars < 3 {
+		return ""
+	}
+	if utf8.RuneCountInString(name) <= chars {
+		return name
+	}
+	r := []rune(name)
+	return string(r[:chars-2]) + ".."
+}
+
+// xmlText makes s safe as XML character data or an attribute value:
+// markup escaped, and control characters (invalid in XML 1.0) replaced.
+func xmlText(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' || c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&quot;")
+		case r == '\'':
+			b.WriteString("&apos;")
+		case r < 0x20 || r == 0xFFFE || r == 0xFFFF:
+			b.WriteRune('\uFFFD')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,169 @@
+package metrics
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Enum series in the node_exporter style: one series per possible value,
+// 1 for the current one and 0 for the rest, so an alert can match
+// `perflab_thp_enabled{mode="always"} == 1` and a graph shows changes.
+
+var (
+	governorDesc = prometheus.NewDesc(Namespace+"_cpu_scaling_governor",
+		"Current cpufreq governor of each CPU (1 for the active governor).",
+		[]string{"cpu", "governor"}, nil)
+	thpEnabledDesc = prometheus.NewDesc(Namespace+"_thp_enabled",
+		"Transparent huge pages policy, /sys/kernel/mm/transparent_hugepage/enabled (1 for the selected mode).",
+		[]string{"mode"}, nil)
+	thpDefragDesc = prometheus.NewDesc(Namespace+"_thp_defrag",
+		"Transparent huge pages defrag policy, /sys/kernel/mm/transparent_hugepage/defrag (1 for the selected mode).",
+		[]string{"mode"}, nil)
+	clocksourceDesc = prometheus.NewDesc(Namespace+"_clocksource",
+		"Available clocksources (1 for the current one).",
+		[]string{"clocksource"}, nil)
+	mitigationsDesc = prometheus.NewDesc(Namespace+"_kernel_mitigations",
+		"CPU vulnerability mitigation mode from the kernel command line: auto, auto,nosmt, partial (some turned off) or off (1 for the current state).",
+		[]string{"state"}, nil)
+	vulnDesc = prometheus.NewDesc(Namespace+"_cpu_vulnerability",
+		"State reported by /sys/devices/system/cpu/vulnerabilities/* (1 for the current state).",
+		[]string{"vulnerability", "state"}, nil)
+)
+
+var (
+	knownGovernors = []string{"conservative", "ondemand", "performance", "powersave", "schedutil", "userspace"}
+	thpModes       = []string{"always", "madvise", "never"}
+	thpDefragModes = []string{"always", "defer", "defer+madvise", "madvise", "never"}
+	vulnStates     = []string{"not_affected", "mitigated", "vulnerable", "unknown"}
+)
+
+// Knobs is a collector for the key knobs of one snapshot.
+type Knobs struct {
+	mu sync.RWMutex
+	s  *snapshot.Snapshot
+}
+
+// NewKnobs returns an empty knob collector: it reports nothing until Update.
+func NewKnobs() *Knobs { return &Knobs{} }
+
+// Update sets the snapshot whose knobs are reported.
+func (k *Knobs) Update(s *snapshot.Snapshot) {
+	k.mu.Lock()
+	k.s = s
+	k.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (k *Knobs) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{governorDesc, thpEnabledDesc, thpDefragDesc, clocksourceDesc, mitigationsDesc, vulnDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector. A knob the snapshot lacks (no
+// cpufreq in a VM, no THP) produces no series rather than a false 0.
+func (k *Knobs) Collect(ch chan<- prometheus.Metric) {
+	k.mu.RLock()
+	s := k.s
+	k.mu.RUnlock()
+	if s == nil {
+		return
+	}
+	collectGovernors(ch, s)
+	enum(ch, thpEnabledDesc, thpModes, s.Memory.THP.Enabled)
+	enum(ch, thpDefragDesc, thpDefragModes, s.Memory.THP.Defrag)
+	enum(ch, clocksourceDesc, s.Kernel.Clocksources, s.Kernel.Clocksource)
+	if s.Missing("kernel.params") == "" {
+		m := audit.MitigationsOf(s.Kernel.Params, s.Kernel.Vulnerabilities)
+		enum(ch, mitigationsDesc, audit.MitigationStates, m.State)
+	}
+	names := make([]string, 0, len(s.Kernel.Vulnerabilities))
+	for n := range s.Kernel.Vulnerabilities {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cur := VulnerabilityState(s.Kernel.Vulnerabilities[n])
+		for _, st := range vulnStates {
+			ch <- prometheus.MustNewConstMetric(vulnDesc, prometheus.GaugeValue, b2f(st == cur), n, st)
+		}
+	}
+}
+
+// VulnerabilityState maps the kernel's text to not_affected, mitigated,
+// vulnerable or unknown.
+func VulnerabilityState(text string) string {
+	switch {
+	case strings.HasPrefix(text, "Not affected"):
+		return "not_affected"
+	case strings.HasPrefix(text, "Mitigation"):
+		return "mitigated"
+	case strings.HasPrefix(text, "Vulnerable"):
+		return "vulnerable"
+	}
+	return "unknown"
+}
+
+func collectGovernors(ch chan<- prometheus.Metric, s *snapshot.Snapshot) {
+	if len(s.CPU.Governors) == 0 {
+		return
+	}
+	byCPU := map[int]string{}
+	all := map[string]bool{}
+	for _, g := range knownGovernors {
+		all[g] = true
+	}
+	for g, cpus := range s.CPU.Governors {
+		all[g] = true
+		for _, c := range cpus {
+			byCPU[c] = g
+		}
+	}
+	govs := make([]string, 0, len(all))
+	for g := range all {
+		govs = append(govs, g)
+	}
+	sort.Strings(govs)
+	cpus := make([]int, 0, len(byCPU))
+	for c := range byCPU {
+		cpus = append(cpus, c)
+	}
+	sort.Ints(cpus)
+	for _, c := range cpus {
+		for _, g := range govs {
+			ch <- prometheus.MustNewConstMetric(governorDesc, prometheus.GaugeValue, b2f(byCPU[c] == g), strconv.Itoa(c), g)
+		}
+	}
+}
+
+// enum emits one series per value of values ∪ {current}; nothing when the
+// current value is unknown.
+func enum(ch chan<- prometheus.Metric, d *prometheus.Desc, values []string, current string) {
+	if current == "" {
+		return
+	}
+	seen := map[string]bool{}
+	vs := append([]string(nil), values...)
+	vs = append(vs, current)
+	sort.Strings(vs)
+	for _, v := range vs {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, b2f(v == current), v)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

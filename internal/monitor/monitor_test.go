@@ -1,0 +1,241 @@
+package monitor
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/run"
+	"golang.org/x/sys/unix"
+)
+
+// procStat renders a /proc/stat whose aggregate cpu line holds the given
+// USER_HZ ticks (user nice system idle iowait irq softirq steal).
+func procStat(ticks [8]int, ctxt, intr, softirq uint64, running, blocked int) string {
+	t := make([]string, len(ticks))
+	for i, v := range ticks {
+		t[i] = fmt.Sprint(v)
+	}
+	return fmt.Sprintf("cpu  %s 0 0\ncpu0 %s 0 0\nintr %d 0 0 5\nctxt %d\nbtime 1700000000\nprocesses 100\nprocs_running %d\nprocs_blocked %d\nsoftirq %d 0 1 2 3 4 5 6 7 8 9\n",
+		strings.Join(t, " "), strings.Join(t, " "), intr, ctxt, running, blocked, softirq)
+}
+
+const meminfo = "MemTotal:       24000000 kB\nMemFree:        20000000 kB\nMemAvailable:   21000000 kB\n"
+
+func psi(avg10 float64) string {
+	return fmt.Sprintf("some avg10=%.2f avg60=0.00 avg300=0.00 total=100\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", avg10)
+}
+
+// tree writes files (host path → content) under a fresh root.
+func tree(t testing.TB, files map[string]string) (hostfs.FS, string) {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range files {
+		write(t, root, p, c)
+	}
+	fs, err := hostfs.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs, root
+}
+
+func write(t testing.TB, root, p, content string) {
+	t.Helper()
+	full := filepath.Join(root, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Write and rename, as the recorder reads concurrently.
+	tmp := full + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, full); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestPointFromTwoReadings(t *testing.T) {
+	fs, root := tree(t, map[string]string{
+		"proc/stat":            procStat([8]int{1000, 0, 500, 8000, 100, 10, 20, 0}, 5000, 7000, 900, 3, 1),
+		"proc/meminfo":         meminfo,
+		"proc/pressure/cpu":    psi(1.5),
+		"proc/pressure/memory": psi(0.25),
+		"proc/pressure/io":     psi(4),
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq": "2000000\n",
+		"sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq": "3000000\n",
+	})
+	s, err := New(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Missing()) != 0 {
+		t.Errorf("missing sources on a complete tree: %v", s.Missing())
+	}
+	t0 := time.Unix(1000, 0)
+	a, err := s.Read(t0.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Over two seconds: 100 ticks of CPU time pass (user 60 incl. nice 10,
+	// system 20, iowait 5, irq 1, softirq 4, steal 5, idle 5).
+	write(t, root, "proc/stat", procStat([8]int{1050, 10, 520, 8005, 105, 11, 24, 5}, 9000, 7400, 1100, 7, 2))
+	b, err := s.Read(t0.Add(3 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Point(a, b, t0)
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"t", p.T, 3},
+		{"user", p.UserPct, 60}, {"system", p.SystemPct, 20}, {"iowait", p.IOWaitPct, 5},
+		{"irq", p.IRQPct, 1}, {"softirq", p.SoftIRQPct, 4}, {"steal", p.StealPct, 5}, {"idle", p.IdlePct, 5},
+		{"ctxt/s", p.CtxSwitches, 2000}, {"intr/s", p.Interrupts, 200}, {"softirq/s", p.SoftIRQs, 100},
+		{"running", float64(p.RunQueue), 7}, {"blocked", float64(p.Blocked), 2},
+		{"memavail", float64(p.MemAvailKiB), 21000000},
+		{"psi cpu", p.PSICPU, 1.5}, {"psi mem", p.PSIMemory, 0.25}, {"psi io", p.PSIIO, 4},
+		{"mhz", p.CPUMHz, 2500},
+	}
+	for _, c := range checks {
+		if !near(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestMissingSourcesAreNotedNotFatal(t *testing.T) {
+	fs, _ := tree(t, map[string]string{
+		"proc/stat":    procStat([8]int{1, 0, 1, 1, 0, 0, 0, 0}, 1, 1, 1, 1, 0),
+		"proc/meminfo": meminfo,
+	})
+	s, err := New(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := strings.Join(s.Missing(), "; ")
+	if !strings.Contains(m, "PSI") || !strings.Contains(m, "cpufreq") {
+		t.Errorf("Missing() = %q, want PSI and cpufreq named", m)
+	}
+	r, err := s.Read(time.Now())
+	if err != nil || r.PSICPU != 0 || r.MHz != 0 || r.MemAvailKiB != 21000000 {
+		t.Errorf("reading without PSI/cpufreq: %+v %v", r, err)
+	}
+}
+
+func TestNewFailsWithoutProcStat(t *testing.T) {
+	fs, _ := tree(t, map[string]string{"proc/meminfo": meminfo})
+	if _, err := New(fs); err == nil || !strings.Contains(err.Error(), "/proc/stat") {
+		t.Fatalf("New without /proc/stat: %v", err)
+	}
+}
+
+func TestCounterGoingBackwardsIsNotAHugeRate(t *testing.T) {
+	a := Reading{At: time.Unix(0, 0), Ctxt: 1000, User: 10, Idle: 10}
+	b := Reading{At: time.Unix(1, 0), Ctxt: 10, User: 11, Idle: 11}
+	if p := Point(a, b, time.Unix(0, 0)); p.CtxSwitches != 0 || !near(p.UserPct, 50) {
+		t.Errorf("point across a counter reset: %+v", p)
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	fs, root := tree(t, map[string]string{
+		"proc/stat":    procStat([8]int{100, 0, 0, 100, 0, 0, 0, 0}, 0, 0, 0, 1, 0),
+		"proc/meminfo": meminfo,
+	})
+	s, err := New(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	rec := Start(s, 5*time.Millisecond, t0, nil)
+	for i := 1; i <= 10; i++ {
+		time.Sleep(3 * time.Millisecond)
+		write(t, root, "proc/stat", procStat([8]int{100 + i*10, 0, 0, 100, 0, 0, 0, 0}, uint64(i*100), 0, 0, 1, 0))
+	}
+	points, fails := rec.Stop()
+	if fails != 0 {
+		t.Errorf("%d failed reads", fails)
+	}
+	if len(points) < 2 {
+		t.Fatalf("%d points in 30ms at 5ms", len(points))
+	}
+	var busy bool
+	for i, p := range points {
+		if i > 0 && p.T <= points[i-1].T {
+			t.Errorf("T not increasing: %v then %v", points[i-1].T, p.T)
+		}
+		if p.UserPct > 0 {
+			busy = true
+		}
+	}
+	if !busy {
+		t.Error("no point saw the user time that was added")
+	}
+}
+
+// BenchmarkSample is one monitor sample of the live host: the per-second
+// cost of monitoring. Besides wall time it reports the process CPU time per
+// sample (cpu-ns/op, user+system from getrusage, so time spent waiting for
+// a CPU on a busy host does not count) and what that is as a share of one
+// CPU at the 1 Hz sampling rate (pct-of-cpu@1Hz).
+func BenchmarkSample(b *testing.B) {
+	fs, err := hostfs.New("/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(fs)
+	if err != nil {
+		b.Skip(err)
+	}
+	prev, _ := s.Read(time.Now())
+	b.ReportAllocs()
+	before := cpuTime(b)
+	n := 0
+	for b.Loop() {
+		cur, err := s.Read(time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = Point(prev, cur, time.Time{})
+		prev = cur
+		n++
+	}
+	perOp := float64(cpuTime(b)-before) / float64(n)
+	b.ReportMetric(perOp, "cpu-ns/op")
+	b.ReportMetric(100*perOp/1e9, "pct-of-cpu@1Hz")
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestWarnings(t *testing.T) {
+	quiet := []run.MonitorPoint{{UserPct: 50, PSICPU: 2, RunQueue: 2}, {UserPct: 50, PSICPU: 3, RunQueue: 2}}
+	if w := Warnings(quiet); len(w) != 0 {
+		t.Errorf("quiet host warned: %v", w)
+	}
+	busy := []run.MonitorPoint{{PSICPU: 90, RunQueue: 9, StealPct: 12, PSIMemory: 20, IOWaitPct: 30}, {PSICPU: 96, RunQueue: 8, StealPct: 8, PSIMemory: 10, IOWaitPct: 20}}
+	w := strings.Join(Warnings(busy), "\n")
+	for _, want := range []string{"10.0% CPU steal", "93% of the time (PSI cpu), run queue 8.5", "stalled on memory 15%", "25% iowait"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	if Warnings(nil) != nil {
+		t.Error("warnings without a series")
+	}
+}

@@ -1,0 +1,197 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// cpuInfo is /proc/cpuinfo reduced to what perflab records. procfs picks
+// its cpuinfo parser by the GOARCH perflab was built for, but a snapshot of
+// a tree captured on another host (an aarch64 server analysed on an x86
+// laptop) must parse whatever architecture wrote the file, so perflab
+// parses the key/value blocks itself.
+type cpuInfo struct {
+	first    map[string]string // every key of the first processor block
+	count    int               // processor blocks
+	packages map[string]bool   // distinct "physical id" values (x86)
+	cores    map[string]bool   // distinct "physical id/core id" pairs (x86)
+	err      error             // why the file could not be read
+}
+
+// cpuInfo returns /proc/cpuinfo, read and parsed once per collection.
+func (c *collector) cpuInfo() *cpuInfo {
+	if c.cpuinfo == nil {
+		data, err := c.fs.ReadFile("/proc/cpuinfo")
+		if err != nil {
+			c.cpuinfo = &cpuInfo{err: err}
+		} else {
+			c.cpuinfo = parseCPUInfo(data)
+		}
+	}
+	return c.cpuinfo
+}
+
+// parseCPUInfo splits /proc/cpuinfo into blank-line separated blocks of
+// "key<tabs>: value" lines. Blocks without a "processor" key (the trailing
+// "Hardware" block of 32-bit ARM, the header of s390) contribute their keys
+// to first without counting as a processor.
+func parseCPUInfo(data []byte) *cpuInfo {
+	ci := &cpuInfo{first: map[string]string{}, packages: map[string]bool{}, cores: map[string]bool{}}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	block := map[string]string{}
+	flush := func() {
+		if len(block) == 0 {
+			return
+		}
+		if _, ok := block["processor"]; ok {
+			ci.count++
+			if pkg, ok := block["physical id"]; ok {
+				ci.packages[pkg] = true
+				core, ok := block["core id"]
+				if !ok {
+					core = "cpu" + block["processor"] // no core ids: count each CPU
+				}
+				ci.cores[pkg+"/"+core] = true
+			}
+		}
+		for k, v := range block {
+			if _, seen := ci.first[k]; !seen {
+				ci.first[k] = v
+			}
+		}
+		block = map[string]string{}
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			flush()
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k = strings.TrimSpace(k)
+		if k == "processor" {
+			// A new processor without a blank line before it (some
+			// architectures print no separators) starts a new block.
+			if _, dup := block["processor"]; dup {
+				flush()
+			}
+		}
+		if ci.count > 0 && !interestingLater(k) {
+			continue // only the first block is kept whole
+		}
+		block[k] = strings.TrimSpace(v)
+	}
+	flush()
+	if err := sc.Err(); err != nil {
+		ci.err = err
+	}
+	return ci
+}
+
+// interestingLater lists the keys needed from every processor block, not
+// only the first: they count sockets and cores when /sys has no topology.
+func interestingLater(k string) bool {
+	return k == "processor" || k == "physical id" || k == "core id"
+}
+
+// isARM reports whether the file was written by an ARM kernel.
+func (ci *cpuInfo) isARM() bool {
+	_, ok := ci.first["CPU implementer"]
+	return ok
+}
+
+// arch infers the uname machine from the file's shape, for trees without
+// /proc/sys/kernel/arch.
+func (ci *cpuInfo) arch() string {
+	switch {
+	case ci.isARM():
+		if ci.first["CPU architecture"] == "8" || ci.first["CPU architecture"] == "9" {
+			return "aarch64"
+		}
+		return "arm"
+	case ci.first["vendor_id"] != "":
+		if strings.Contains(" "+ci.first["flags"]+" ", " lm ") {
+			return "x86_64"
+		}
+		return "i686"
+	}
+	return ""
+}
+
+// flags is the x86 "flags" or ARM "Features" list.
+func (ci *cpuInfo) flags() []string {
+	if f, ok := ci.first["flags"]; ok {
+		return strings.Fields(f)
+	}
+	return strings.Fields(ci.first["Features"])
+}
+
+// hasFlag reports whether the first CPU lists flag.
+func (ci *cpuInfo) hasFlag(flag string) bool {
+	for _, f := range ci.flags() {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// armVendors maps MIDR implementer codes to vendor names (Arm ARM, "Main ID
+// Register"; the same table lscpu uses).
+var armVendors = map[string]string{
+	"0x41": "ARM", "0x42": "Broadcom", "0x43": "Cavium", "0x44": "DEC",
+	"0x46": "Fujitsu", "0x48": "HiSilicon", "0x49": "Infineon",
+	"0x4d": "Motorola", "0x4e": "NVIDIA", "0x50": "APM", "0x51": "Qualcomm",
+	"0x53": "Samsung", "0x56": "Marvell", "0x61": "Apple", "0x66": "Faraday",
+	"0x69": "Intel", "0x6d": "Microsoft", "0x70": "Phytium", "0xc0": "Ampere",
+}
+
+// armParts maps implementer/part to a core or SoC name, for the parts a
+// server is likely to have.
+var armParts = map[string]string{
+	"0x41/0xd03": "Cortex-A53", "0x41/0xd05": "Cortex-A55", "0x41/0xd07": "Cortex-A57",
+	"0x41/0xd08": "Cortex-A72", "0x41/0xd0b": "Cortex-A76", "0x41/0xd0c": "Neoverse-N1",
+	"0x41/0xd40": "Neoverse-V1", "0x41/0xd49": "Neoverse-N2", "0x41/0xd4f": "Neoverse-V2",
+	"0x41/0xd8e": "Neoverse-N3", "0x41/0xd84": "Neoverse-V3",
+	"0x48/0xd01": "Kunpeng-920 (TaiShan v110)",
+	"0x43/0x0af": "ThunderX2", "0x46/0x001": "A64FX",
+	"0xc0/0xac3": "Ampere-1", "0xc0/0xac4": "Ampere-1a",
+	"0x70/0x662": "FTC662", "0x70/0x663": "FTC663",
+}
+
+// fill sets the CPU identity fields from the file.
+func (ci *cpuInfo) fill(cpu *CPU) {
+	f := ci.first
+	if !ci.isARM() {
+		cpu.Vendor = f["vendor_id"]
+		cpu.Model = f["model name"]
+		cpu.Family = f["cpu family"]
+		cpu.ModelID = f["model"]
+		cpu.Stepping = f["stepping"]
+		cpu.Microcode = f["microcode"]
+		return
+	}
+	impl := strings.ToLower(f["CPU implementer"])
+	part := strings.ToLower(f["CPU part"])
+	cpu.Vendor = armVendors[impl]
+	if cpu.Vendor == "" {
+		cpu.Vendor = "implementer " + impl
+	}
+	cpu.Family = f["CPU architecture"]
+	cpu.ModelID = part
+	cpu.Stepping = f["CPU variant"]
+	switch name, ok := armParts[impl+"/"+part]; {
+	case f["model name"] != "":
+		cpu.Model = f["model name"]
+	case ok:
+		cpu.Model = cpu.Vendor + " " + name
+	default:
+		cpu.Model = fmt.Sprintf("%s part %s", cpu.Vendor, part)
+	}
+}

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// dialect is what differs between SQL backends. Queries are written once
+// with ? placeholders in the subset SQLite and PostgreSQL share; a backend
+// rewrites placeholders and names its driver and connection string.
+type dialect interface {
+	driver() string
+	dsn(target string) string
+	rebind(query string) string
+	// tablesQuery lists the names of the user tables.
+	tablesQuery() string
+}
+
+// sqliteDialect is modernc.org/sqlite.
+type sqliteDialect struct{}
+
+func (sqliteDialect) driver() string { return "sqlite" }
+
+// dsn sets a busy timeout so concurrent perflab processes (a bench and a
+// report) wait instead of failing, WAL so readers never block the writer,
+// and IMMEDIATE transactions so a writer takes its lock up front rather than
+// failing on upgrade half-way through saving a run.
+func (sqliteDialect) dsn(path string) string {
+	u := url.URL{Path: path}
+	return "file:" + u.EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate&_foreign_keys=1"
+}
+
+func (sqliteDialect) rebind(q string) string { return q }
+
+func (sqliteDialect) tablesQuery() string {
+	return `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+}
+
+// dollarRebind turns ? into $1, $2 … for PostgreSQL, whose drivers do not
+// accept ?. No query in this package has a ? inside a string literal.
+func dollarRebind(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// migrations[i] takes the schema from version i to i+1. Append only: a
+// released migration is never edited, because databases in the field have
+// already run it.
+var migrations = [][]string{
+	// 1: runs, their raw samples, and the snapshots they refer to. The run
+	// document (everything but samples) is JSON so a field added to run.Run
+	// needs no migration; the columns beside it are only what lists filter
+	// and sort on. Samples are rows so that they can be queried in SQL.
+	{
+		`CREATE TABLE snapshots (
+			id       TEXT PRIMARY KEY,
+			taken_at BIGINT NOT NULL,
+			host     TEXT NOT NULL,
+			doc      TEXT NOT NULL
+		)`,
+		`CREATE TABLE runs (
+			id          TEXT PRIMARY KEY,
+			label       TEXT NOT NULL,
+			suite       TEXT NOT NULL,
+			probe       TEXT NOT NULL,
+			host        TEXT NOT NULL,
+			snapshot_id TEXT NOT NULL,
+			started     BIGINT NOT NULL,
+			complete    INTEGER NOT NULL,
+			doc         TEXT NOT NULL
+		)`,
+		`CREATE INDEX runs_started ON runs (started)`,
+		`CREATE INDEX runs_label ON runs (label, started)`,
+		`CREATE TABLE samples (
+			run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			metric    TEXT NOT NULL,
+			iteration INTEGER NOT NULL,
+			value     DOUBLE PRECISION NOT NULL,
+			PRIMARY KEY (run_id, metric, iteration)
+		)`,
+	},
+}
+
+// SchemaVersion is the database schema this perflab writes.
+var SchemaVersion = len(migrations)
+
+// migrate brings the database to SchemaVersion, or refuses a newer one
+// without writing anything.
+func (s *Store) migrate(ctx context.Context) error {
+	v, err := s.version(ctx)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: the database has schema %d, this perflab writes schema %d (upgrade perflab, or use --db to pick another database; nothing was changed)", ErrNewerSchema, v, SchemaVersion)
+	}
+	for ; v < SchemaVersion; v++ {
+		if err := s.step(ctx, v); err != nil {
+			return fmt.Errorf("migrating schema %d to %d: %w", v, v+1, err)
+		}
+	}
+	return nil
+}
+
+// version reads the schema version; a database without the table is new.
+func (s *Store) version(ctx context.Context) (int, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.tablesQuery())
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the database (is it a perflab SQLite database?): %w", err)
+	}
+	tables := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		tables[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("cannot read the database (is it a perflab SQLite database?): %w", err)
+	}
+	if !tables["schema_version"] {
+		if len(tables) > 0 {
+			return 0, fmt.Errorf("%w: it has tables but no schema_version, so another program created it; use another --db path", ErrNotPerflab)
+		}
+		return 0, nil
+	}
+	var v int
+	err = s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// step applies migration v (to v+1) in one transaction with its version
+// bump, so a crash leaves either the old schema or the new one.
+func (s *Store) step(ctx context.Context, v int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if v == 0 {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+	}
+	for _, stmt := range migrations[v] {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_version (version) VALUES (?)`), v+1); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

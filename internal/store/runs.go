@@ -1,0 +1,288 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
+)
+
+// Filter selects runs; empty fields match everything.
+type Filter struct {
+	Label, Probe, Host, Suite string
+	Limit                     int // 0 means no limit
+}
+
+// LabelCount is one label and how many runs carry it.
+type LabelCount struct {
+	Label  string    `json:"label"`
+	Runs   int       `json:"runs"`
+	Newest time.Time `json:"newest"` // start of the newest run with the label
+}
+
+// SaveRun stores a run and, when given, its snapshot (stored once per
+// snapshot id however many runs refer to it). A run id already stored is
+// refused with ErrExists and nothing is written.
+func (s *Store) SaveRun(ctx context.Context, r *run.Run, snap *snapshot.Snapshot) error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if snap != nil && r.SnapshotID != "" && snap.ID != r.SnapshotID {
+		return fmt.Errorf("run %s refers to snapshot %s but snapshot %s was given", r.ID, r.SnapshotID, snap.ID)
+	}
+	if r.Schema == 0 {
+		r.Schema = run.Schema
+	}
+	doc := *r
+	doc.Samples = nil // stored as rows
+	docJSON, err := json.Marshal(&doc)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if snap != nil {
+		sj, err := json.Marshal(snap)
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", snap.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+			snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj)); err != nil {
+			return fmt.Errorf("saving snapshot %s: %w", snap.ID, err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, label, suite, probe, host, snapshot_id, started, complete, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), string(docJSON))
+	if err != nil {
+		return fmt.Errorf("saving run %s: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+	}
+	stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO samples (run_id, metric, iteration, value) VALUES (?, ?, ?, ?)`))
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, x := range r.Samples {
+		if _, err := stmt.ExecContext(ctx, r.ID, x.Metric, x.Iteration, x.Value); err != nil {
+			return fmt.Errorf("saving run %s sample %s #%d: %w", r.ID, x.Metric, x.Iteration, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Run returns the run whose id starts with id (like git: any unique prefix).
+func (s *Store) Run(ctx context.Context, id string) (*run.Run, error) {
+	full, err := s.resolve(ctx, "runs", "run", id)
+	if err != nil {
+		return nil, err
+	}
+	var doc string
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT doc FROM runs WHERE id = ?`), full).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) { // deleted by another process meanwhile
+		return nil, fmt.Errorf("no run %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.load(ctx, full, doc)
+}
+
+// Runs returns the runs matching f, newest first.
+func (s *Store) Runs(ctx context.Context, f Filter) ([]*run.Run, error) {
+	var where []string
+	var args []any
+	for _, c := range []struct{ col, val string }{{"label", f.Label}, {"probe", f.Probe}, {"host", f.Host}, {"suite", f.Suite}} {
+		if c.val != "" {
+			where = append(where, c.col+" = ?")
+			args = append(args, c.val)
+		}
+	}
+	q := `SELECT id, doc FROM runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY started DESC, id`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	type idDoc struct{ id, doc string }
+	var found []idDoc
+	for rows.Next() {
+		var x idDoc
+		if err := rows.Scan(&x.id, &x.doc); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		found = append(found, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*run.Run, 0, len(found))
+	for _, x := range found {
+		r, err := s.load(ctx, x.id, x.doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Delete removes the run whose id starts with id, and its snapshot when no
+// other run refers to it.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	full, err := s.resolve(ctx, "runs", "run", id)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var snap string
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT snapshot_id FROM runs WHERE id = ?`), full).Scan(&snap); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM samples WHERE run_id = ?`), full); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE id = ?`), full); err != nil {
+		return err
+	}
+	if snap != "" {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM snapshots WHERE id = ? AND NOT EXISTS (SELECT 1 FROM runs WHERE snapshot_id = ?)`), snap, snap); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Labels lists the labels in use, most recently used first.
+func (s *Store) Labels(ctx context.Context) ([]LabelCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT label, count(*), max(started) FROM runs WHERE label <> '' GROUP BY label`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LabelCount
+	for rows.Next() {
+		var l LabelCount
+		var newest int64
+		if err := rows.Scan(&l.Label, &l.Runs, &newest); err != nil {
+			return nil, err
+		}
+		l.Newest = time.Unix(0, newest).UTC()
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Newest.Equal(out[j].Newest) {
+			return out[i].Newest.After(out[j].Newest)
+		}
+		return out[i].Label < out[j].Label
+	})
+	return out, rows.Err()
+}
+
+// load decodes a run document and attaches its samples in iteration order.
+func (s *Store) load(ctx context.Context, id, doc string) (*run.Run, error) {
+	var r run.Run
+	if err := json.Unmarshal([]byte(doc), &r); err != nil {
+		return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
+	}
+	if r.Schema > run.Schema {
+		return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, r.Schema)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT metric, iteration, value FROM samples WHERE run_id = ? ORDER BY iteration, metric`), id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var x run.Sample
+		if err := rows.Scan(&x.Metric, &x.Iteration, &x.Value); err != nil {
+			return nil, err
+		}
+		r.Samples = append(r.Samples, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Restore metric order within an iteration as the probe declared it,
+	// rather than the alphabetical order of the query.
+	order := make(map[string]int, len(r.Metrics))
+	for i, m := range r.Metrics {
+		order[m.Name] = i
+	}
+	sort.SliceStable(r.Samples, func(i, j int) bool {
+		a, b := r.Samples[i], r.Samples[j]
+		if a.Iteration != b.Iteration {
+			return a.Iteration < b.Iteration
+		}
+		return order[a.Metric] < order[b.Metric]
+	})
+	return &r, nil
+}
+
+// resolve expands an id prefix to the one full id in table that starts
+// with it.
+func (s *Store) resolve(ctx context.Context, table, what, prefix string) (string, error) {
+	prefix = strings.TrimSpace(prefix)
+	if prefix == "" {
+		return "", fmt.Errorf("empty %s id", what)
+	}
+	// substr rather than LIKE: an id is user input, and LIKE would treat
+	// its % and _ as wildcards.
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM `+table+` WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6`), len(prefix), prefix)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return "", err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("no %s %q: %w (see 'perflab runs list')", what, prefix, ErrNotFound)
+	case 1:
+		return ids[0], nil
+	}
+	more := ""
+	if len(ids) > 5 {
+		ids, more = ids[:5], ", …"
+	}
+	return "", fmt.Errorf("%s id %q is ambiguous: %w; it matches %s%s (give more characters)", what, prefix, ErrAmbiguous, strings.Join(ids, ", "), more)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

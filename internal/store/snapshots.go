@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/perflab/perflab/internal/snapshot"
+)
+
+// Snapshot returns the snapshot whose id starts with id.
+func (s *Store) Snapshot(ctx context.Context, id string) (*snapshot.Snapshot, error) {
+	full, err := s.resolve(ctx, "snapshots", "snapshot", id)
+	if err != nil {
+		return nil, err
+	}
+	var doc string
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT doc FROM snapshots WHERE id = ?`), full).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no snapshot %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Through snapshot.Unmarshal, so a stored snapshot gets the same schema
+	// check as a file.
+	snap, err := snapshot.Unmarshal([]byte(doc))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", full, err)
+	}
+	return snap, nil
+}
