@@ -79,11 +79,12 @@ func writeFailing(b *strings.Builder, f Finding, o TextOptions) {
 	if f.Source != "" {
 		field(b, "source", f.Source, o)
 	}
+	// Commands are never wrapped: they must survive copy and paste.
 	if f.Fix != "" {
-		field(b, "fix", st.Blue(f.Fix), o)
+		commandField(b, "fix", f.Fix, st.Blue)
 	}
 	if f.Revert != "" {
-		field(b, "revert", st.Dim(f.Revert), o)
+		commandField(b, "revert", f.Revert, st.Dim)
 	}
 }
 
@@ -103,6 +104,17 @@ func field(b *strings.Builder, label, text string, o TextOptions) {
 			}
 			b.WriteString(pad + wl + "\n")
 		}
+	}
+}
+
+// commandField writes one command per line under the text column, unwrapped.
+func commandField(b *strings.Builder, label, text string, style func(string) string) {
+	for i, line := range strings.Split(text, "\n") {
+		if i == 0 {
+			fmt.Fprintf(b, "    %-9s %s\n", label, style(line))
+			continue
+		}
+		b.WriteString(strings.Repeat(" ", 14) + style(line) + "\n")
 	}
 }
 

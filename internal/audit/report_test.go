@@ -160,3 +160,16 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("severity and status must be words: %v", f)
 	}
 }
+
+// A fix longer than the terminal stays on one line: a wrapped command
+// breaks when pasted.
+func TestTextKeepsLongCommandsWhole(t *testing.T) {
+	r := sampleReport(t)
+	long := "for f in /sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference; do echo performance > \"$f\"; done"
+	r.Findings[0].Fix = long
+	var b bytes.Buffer
+	_ = r.WriteText(&b, TextOptions{Width: 60})
+	if !strings.Contains(b.String(), long+"\n") {
+		t.Errorf("long fix wrapped:\n%s", b.String())
+	}
+}

@@ -186,7 +186,7 @@ func checkTHP(ctx *Context, fact, observed, knob, path string) Result {
 
 func checkSwappiness(ctx *Context) Result {
 	s := ctx.S
-	if r, ok := missingFact(s, "memory.swap_total_kib"); !ok {
+	if r, ok := missingFact(s, "memory.total_kib", "memory.swap_total_kib"); !ok {
 		return r
 	}
 	if s.Memory.SwapTotalKiB == 0 {
@@ -221,7 +221,10 @@ func checkDirty(ctx *Context, ratioName, bytesName string) Result {
 		if e.Matches(strconv.FormatFloat(pct, 'f', 2, 64)) {
 			return passResult(obs, e.String()+" % of RAM")
 		}
-		wantPct, _ := parseFloat(e.Value())
+		wantPct, ok := parseFloat(e.Value())
+		if !ok || wantPct <= 0 {
+			return errorResult(fmt.Sprintf("%s is set, and the target %q for %s is not a percentage to convert it to", bytesName, e.String(), ratioName))
+		}
 		want := strconv.FormatInt(int64(wantPct/100*ram), 10)
 		return failResult(obs, e.String()+" % of RAM", Change{Kind: KindSysctl, Target: bytesName, Value: want, Current: b})
 	}

@@ -322,7 +322,7 @@ func checkEPP(ctx *Context) Result {
 
 func checkCStateLatency(ctx *Context) Result {
 	s := ctx.S
-	if r, ok := missingFact(s, "cpu.cstates"); !ok {
+	if r, ok := missingFact(s, "cpu.cstates", "cpu.online"); !ok {
 		return r
 	}
 	if len(s.CPU.CStates) == 0 {

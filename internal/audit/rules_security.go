@@ -137,11 +137,14 @@ func checkMitigations(ctx *Context) Result {
 		return res
 	}
 	expected := "mitigations=off (trusted single-tenant host)"
-	if m.State == "off" || len(m.Mitigated) == 0 {
+	switch {
+	case m.State == "off":
+		return passResult(observed, expected)
+	case vulnReason != "":
+		return naResult("cannot tell which mitigations are active: kernel.vulnerabilities unavailable (" + vulnReason + ")")
+	case len(m.Mitigated) == 0:
 		res := passResult(observed, expected)
-		if m.State != "off" {
-			res.Reason = "no active mitigation costs anything on this CPU"
-		}
+		res.Reason = "no mitigation is active on this CPU, so none costs anything"
 		return res
 	}
 	res := failResult(observed, expected, Change{Kind: KindBoot, Target: "mitigations", Value: "off", Current: s.Kernel.Params["mitigations"]})

@@ -296,13 +296,18 @@ func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch 
 		}()
 	}
 
-	// Warm-up: caches, page tables, CPU frequency and the probe's own
-	// servers settle; the values are thrown away.
 	// durs are the iteration times so far; their median predicts the next
 	// one, so that one iteration slowed by interference does not end the
 	// run early and the budget is still kept on average.
 	var durs []float64
-	next := func() time.Duration { return time.Duration(stats.Median(durs)) }
+	next := func() time.Duration {
+		if len(durs) == 0 {
+			return 0
+		}
+		return time.Duration(stats.Median(durs))
+	}
+	// Warm-up: caches, page tables, CPU frequency and the probe's own
+	// servers settle; the values are thrown away.
 	for i := 0; i < opt.Warmup; i++ {
 		st.Phase, st.Warmup, st.Elapsed = PhaseWarmup, i+1, opt.Now().Sub(start)
 		opt.Progress.Update(st)

@@ -233,10 +233,10 @@ func finishFold(e *env, res *fold.Result, out *outputFlags) error {
 	if len(st.Skipped) > 0 {
 		evs := make([]string, 0, len(st.Skipped))
 		for ev, n := range st.Skipped {
-			evs = append(evs, fmt.Sprintf("%d %s", n, ev))
+			evs = append(evs, fmt.Sprintf("%d %q", n, ev))
 		}
 		sort.Strings(evs)
-		fmt.Fprintf(e.stderr, "perflab: note: folded only %s samples; skipped %s (use --event-filter to pick)\n", st.Event, strings.Join(evs, ", "))
+		fmt.Fprintf(e.stderr, "perflab: note: folded only %q samples; skipped %s (use --event-filter to pick)\n", st.Event, strings.Join(evs, ", "))
 	}
 	if len(res.Profile.Stacks) == 0 {
 		if st.WeirdEvents+st.WeirdStacks > 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/spf13/cobra"
@@ -64,7 +65,9 @@ func createAtomic(path string) (io.Writer, func() error, error) {
 	if err != nil {
 		return nil, nil, clierr.Runtimef("check that the directory exists and is writable", "cannot write %s: %v", path, err)
 	}
+	pending.Store(f.Name(), f)
 	commit := func() error {
+		defer pending.Delete(f.Name())
 		if err := f.Sync(); err != nil {
 			f.Close()
 			os.Remove(f.Name())
@@ -82,6 +85,19 @@ func createAtomic(path string) (io.Writer, func() error, error) {
 		return nil
 	}
 	return &cleanupWriter{f: f}, commit, nil
+}
+
+// pending holds temp files not yet committed; Execute removes them when a
+// command fails half-way, so a failed run never leaves .tmp-* files behind.
+var pending sync.Map
+
+func removePending() {
+	pending.Range(func(k, v any) bool {
+		v.(*os.File).Close()
+		os.Remove(k.(string))
+		pending.Delete(k)
+		return true
+	})
 }
 
 type cleanupWriter struct{ f *os.File }

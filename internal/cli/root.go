@@ -57,6 +57,7 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 // become one line on stderr; panics become one line and exit code 3 (the
 // stack trace only with PERFLAB_DEBUG=1).
 func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer removePending()
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "perflab: internal error: %v (please report it; rerun with PERFLAB_DEBUG=1 for details)\n", p)

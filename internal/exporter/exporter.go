@@ -4,17 +4,20 @@
 // metric, and build info.
 //
 // A scrape never touches the host: the snapshot, audit, drift and bench
-// results are refreshed in the background every interval and a scrape only
-// serialises what the collectors hold, so it costs well under 10 ms however
+// results are refreshed in the background every interval, rendered once, and
+// a scrape only writes those bytes, so it costs well under 10 ms however
 // many scrapers there are (docs/performance.md).
 package exporter
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +28,7 @@ import (
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/tune"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 )
 
 // Config is what the exporter watches.
@@ -55,6 +58,8 @@ type Exporter struct {
 
 	mu      sync.Mutex
 	lastErr error
+	page    []byte // the exposition, rendered once per refresh
+	gzPage  []byte
 }
 
 // New builds an exporter; call Refresh (or Run) before serving.
@@ -117,10 +122,57 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	e.refreshSeconds.Set(time.Since(start).Seconds())
 	e.lastRefresh.Set(float64(time.Now().UnixNano()) / 1e9)
 	err = errors.Join(errs...)
+	page, gz, rerr := render(e.reg)
 	e.mu.Lock()
 	e.lastErr = err
+	if rerr == nil {
+		e.page, e.gzPage = page, gz
+	}
 	e.mu.Unlock()
-	return err
+	return errors.Join(err, rerr)
+}
+
+// render gathers the registry once and encodes it in the text exposition
+// format, plain and gzipped. Every series changes only on refresh, so a
+// scrape can serve these bytes as they are: that is what keeps a scrape
+// far below 10 ms with 50 concurrent scrapers on two cores.
+func render(g prometheus.Gatherer) (plain, gz []byte, err error) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return nil, nil, err
+	}
+	var b bytes.Buffer
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return nil, nil, err
+		}
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(b.Bytes())
+	if err := zw.Close(); err != nil {
+		return nil, nil, err
+	}
+	return b.Bytes(), z.Bytes(), nil
+}
+
+// serveMetrics writes the cached exposition.
+func (e *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	page, gz := e.page, e.gzPage
+	e.mu.Unlock()
+	if page == nil {
+		http.Error(w, "no refresh has completed yet", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(gz)
+		return
+	}
+	w.Write(page)
 }
 
 // Run refreshes every interval until ctx ends.
@@ -142,7 +194,7 @@ func (e *Exporter) Run(ctx context.Context, onErr func(error)) {
 // Handler serves /metrics, /healthz and a landing page.
 func (e *Exporter) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("/metrics", e.serveMetrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		err := e.lastErr

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -303,17 +304,39 @@ func TestNoGoroutineGrowth(t *testing.T) {
 	}
 }
 
-// BenchmarkScrape measures one scrape with 50 concurrent scrapers.
+// BenchmarkScrape measures scrape latency over real HTTP with 50
+// concurrent scrapers and reports its median and p99 (ns/op is throughput).
 // bench/exporter.sh runs it and the 10,000-scrape growth check.
 func BenchmarkScrape(b *testing.B) {
 	e, _ := newExporter(b)
-	h := e.Handler()
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, b.N)
 	b.SetParallelism(25) // × GOMAXPROCS (2 here) = 50 concurrent scrapers
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
 		for pb.Next() {
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			t0 := time.Now()
+			resp, err := client.Get(srv.URL + "/metrics")
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mine = append(mine, time.Since(t0))
 		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
 	})
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+	}
 }

@@ -58,9 +58,10 @@ func (f FS) Root() string { return f.root }
 // Live reports whether the FS is the running host's own root.
 func (f FS) Live() bool { return f.root == "/" }
 
-// Path maps a host path to the path under the root.
+// Path maps a host path to the path under the root. ".." components cannot
+// climb above the root: "/../etc" is the root's etc, as on the host itself.
 func (f FS) Path(p string) string {
-	return filepath.Join(f.root, strings.TrimPrefix(p, "/"))
+	return filepath.Join(f.root, filepath.Clean("/"+p))
 }
 
 // ReadFile reads a whole file.

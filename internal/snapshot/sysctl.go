@@ -3,6 +3,7 @@ package snapshot
 import (
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -34,9 +35,11 @@ var perIfaceDirs = map[string]bool{
 // skipped silently.
 //
 // This collector reads close to a thousand files, most of a snapshot's
-// cost, so it lists them first and then reads them on up to 4 goroutines
-// with raw open/read/close into one buffer each (os.ReadFile's fstat and
-// growing allocation double the cost of a 6 µs read).
+// cost, so it lists them first, keeping each directory open, and then
+// reads them on up to 4 goroutines with openat and a single read into a
+// reused buffer: a sysctl hands over its whole value in one read, and
+// openat saves the path walk through /proc/sys (together about a quarter
+// of the cost of os.ReadFile).
 func collectSysctl(c *collector) {
 	root := c.fs.Path("/proc/sys")
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
@@ -46,10 +49,12 @@ func collectSysctl(c *collector) {
 		c.missErr("sysctl", "/proc/sys", err)
 		return
 	}
-	var files []sysctlFile
+	l := sysctlLister{c: c}
+	defer l.close()
 	for _, top := range sysctlTops {
-		files = listSysctls(c, root+"/"+top, top, files)
+		l.list(root+"/"+top, top)
 	}
+	files := l.files
 	workers := min(runtime.GOMAXPROCS(0), 4, len(files)/64+1)
 	vals := make([]string, len(files))
 	ok := make([]bool, len(files))
@@ -58,9 +63,9 @@ func collectSysctl(c *collector) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 32<<10)
+			buf := make([]byte, 64<<10)
 			for i := w; i < len(files); i += workers {
-				vals[i], ok[i] = readSysctl(files[i].path, buf)
+				vals[i], ok[i] = readSysctlAt(files[i].dirfd, files[i].name, buf)
 			}
 		}()
 	}
@@ -75,14 +80,38 @@ func collectSysctl(c *collector) {
 	}
 }
 
-type sysctlFile struct{ key, path string }
+type sysctlFile struct {
+	key   string // dotted name
+	dirfd int    // the open directory holding it
+	name  string // its name there
+}
 
-// listSysctls appends the regular files under dir, depth first.
-func listSysctls(c *collector, dir, key string, out []sysctlFile) []sysctlFile {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return out
+// sysctlLister walks /proc/sys, keeping the directories open for openat.
+type sysctlLister struct {
+	c     *collector
+	dirs  []*os.File
+	files []sysctlFile
+}
+
+func (l *sysctlLister) close() {
+	for _, d := range l.dirs {
+		d.Close()
 	}
+}
+
+// list appends the regular files under dir, depth first.
+func (l *sysctlLister) list(dir, key string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	l.dirs = append(l.dirs, d)
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	dirfd := int(d.Fd())
 	keepIfaces, perIface := perIfaceDirs[key]
 	for _, e := range ents {
 		k := key + "." + e.Name()
@@ -99,15 +128,14 @@ func listSysctls(c *collector, dir, key string, out []sysctlFile) []sysctlFile {
 		}
 		switch {
 		case isDir:
-			if perIface && !keepIface(c, e.Name(), keepIfaces) {
+			if perIface && !keepIface(l.c, e.Name(), keepIfaces) {
 				continue
 			}
-			out = listSysctls(c, p, k, out)
+			l.list(p, k)
 		case isFile:
-			out = append(out, sysctlFile{k, p})
+			l.files = append(l.files, sysctlFile{k, dirfd, e.Name()})
 		}
 	}
-	return out
 }
 
 func keepIface(c *collector, name string, hardware bool) bool {
@@ -117,28 +145,20 @@ func keepIface(c *collector, name string, hardware bool) bool {
 	return hardware && (c.fs.Exists("/sys/class/net/"+name+"/device") || c.fs.Exists("/sys/class/net/"+name+"/bonding"))
 }
 
-// readSysctl returns a file's content trimmed of surrounding white space.
-// A sysctl hands over its whole value in the first read when the buffer is
-// larger, so a short read ends it without a second read for EOF.
-func readSysctl(p string, buf []byte) (string, bool) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// readSysctlAt returns a file's content trimmed of surrounding white
+// space, cut at len(buf): one read returns a whole sysctl value.
+func readSysctlAt(dirfd int, name string, buf []byte) (string, bool) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", false
 	}
 	defer unix.Close(fd)
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", false
-		}
-		n += m
-		if m == 0 || n < len(buf)/2 {
-			break
-		}
+	n, err := unix.Read(fd, buf)
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, buf)
+	}
+	if err != nil {
+		return "", false
 	}
 	return strings.TrimSpace(string(buf[:n])), true
 }

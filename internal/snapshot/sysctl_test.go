@@ -76,19 +76,26 @@ func TestSysctlNoProcSys(t *testing.T) {
 	wantEq(t, "sysctls", len(s.Sysctl), 0)
 }
 
-func TestReadSysctlLongValue(t *testing.T) {
-	// Values longer than half the buffer take more than one read.
-	p := filepath.Join(t.TempDir(), "v")
+func TestReadSysctlAt(t *testing.T) {
+	dir := t.TempDir()
 	long := make([]byte, 3000)
 	for i := range long {
 		long[i] = 'a' + byte(i%26)
 	}
-	if err := os.WriteFile(p, append(long, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "v"), append(long, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := readSysctl(p, make([]byte, 1024))
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	got, ok := readSysctlAt(int(d.Fd()), "v", make([]byte, 1024))
 	wantEq(t, "ok", ok, true)
 	wantEq(t, "len", len(got), 1024) // cut at the buffer, never past it
-	got, _ = readSysctl(p, make([]byte, 8192))
+	got, _ = readSysctlAt(int(d.Fd()), "v", make([]byte, 8192))
 	wantEq(t, "whole", got, string(long))
+	if _, ok := readSysctlAt(int(d.Fd()), "absent", make([]byte, 8)); ok {
+		t.Error("a missing file read ok")
+	}
 }

@@ -34,7 +34,7 @@ type Result struct {
 // blockSize is how much input one worker folds at a time: large enough
 // that handing blocks over costs nothing, small enough that memory stays
 // a few blocks per thread whatever the input size.
-const blockSize = 4 << 20
+const blockSize = 2 << 20
 
 // Fold reads `perf script` output from r and folds it.
 func Fold(r io.Reader, opt Options) (*Result, error) {

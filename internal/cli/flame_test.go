@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/clierr"
+)
+
+func runFlameCLI(t *testing.T, stdin io.Reader, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	code := Execute(context.Background(), args, stdin, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func gunzipFile(t *testing.T, p string) []byte {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(z)
+	return b
+}
+
+const foldData = "../flame/fold/testdata/"
+
+func TestFlameFoldCLIMatchesReference(t *testing.T) {
+	in := gunzipFile(t, foldData+"redis-pidtid.perf.txt.gz")
+	want, _ := os.ReadFile(foldData + "expected/redis-pidtid.tid+all+addrs.folded")
+	out, stderr, code := runFlameCLI(t, bytes.NewReader(in), "flame", "fold", "--tid", "--all", "--addrs")
+	if code != 0 || out != string(want) {
+		t.Fatalf("code %d stderr %q; output differs from the reference (%d vs %d bytes)", code, stderr, len(out), len(want))
+	}
+	_, stderr, code = runFlameCLI(t, bytes.NewReader(gunzipFile(t, foldData+"mixed-events.perf.txt.gz")), "flame", "fold")
+	if code != 0 || !strings.Contains(stderr, `folded only "cpu-clock" samples; skipped`) {
+		t.Fatalf("mixed events: code %d, stderr %q", code, stderr)
+	}
+}
+
+func TestFlameFoldCLIRejectsBadInput(t *testing.T) {
+	for name, c := range map[string]struct {
+		in   string
+		code int
+		msg  string
+	}{
+		"empty":     {"", clierr.Usage, "no samples"},
+		"garbage":   {"GET / HTTP/1.1\nHost: x\n", clierr.Usage, "not perf script output"},
+		"truncated": {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 ma", clierr.Runtime, "truncated"},
+		"cut line":  {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 main (/x\n\n", clierr.Runtime, "not understood"},
+	} {
+		_, stderr, code := runFlameCLI(t, strings.NewReader(c.in), "flame", "fold")
+		if code != c.code || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: code %d, stderr %q", name, code, stderr)
+		}
+	}
+}
+
+func TestFlameRenderDiffSpeedscopeCLI(t *testing.T) {
+	dir := t.TempDir()
+	before := filepath.Join(dir, "before.folded")
+	after := filepath.Join(dir, "after.folded")
+	os.WriteFile(before, []byte("java;run;ClientHandshaker.processMessage;serverHello 115\njava;run;parse 9885\n"), 0o644)
+	os.WriteFile(after, []byte("java;run;ClientHandshaker.processMessage;serverHelloDone 4796\njava;run;parse 15204\n"), 0o644)
+
+	for _, ext := range []string{"svg", "html", "speedscope.json", "folded"} {
+		o := filepath.Join(dir, "g."+ext)
+		if _, stderr, code := runFlameCLI(t, nil, "flame", "render", after, "-o", o, "--title", "t"); code != 0 {
+			t.Fatalf("render %s: %d %s", ext, code, stderr)
+		}
+		b, _ := os.ReadFile(o)
+		if !bytes.Contains(b, []byte("processMessage")) {
+			t.Fatalf("%s lacks the frames", ext)
+		}
+	}
+	out, stderr, code := runFlameCLI(t, nil, "flame", "diff", before, after, "-o", filepath.Join(dir, "d.svg"), "--top", "3")
+	if code != 0 || !strings.Contains(out, "ClientHandshaker.processMessage") || !strings.Contains(out, "1.15% →  23.98%") {
+		t.Fatalf("diff: code %d stderr %q\n%s", code, stderr, out)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "d.svg"))
+	if !bytes.Contains(svg, []byte("Differential Flame Graph")) || !bytes.Contains(svg, []byte("rgb(255,0,0)")) {
+		t.Fatal("differential SVG should title itself and colour the largest growth saturated red")
+	}
+	if _, stderr, code := runFlameCLI(t, nil, "flame", "diff", before, after, "--format", "svg"); code != clierr.Usage {
+		t.Fatalf("svg to a terminal should be refused: %d %s", code, stderr)
+	}
+	if _, _, code := runFlameCLI(t, nil, "flame", "render", filepath.Join(dir, "missing")); code != clierr.Usage {
+		t.Fatalf("missing file: %d", code)
+	}
+	out, _, code = runFlameCLI(t, strings.NewReader("a;b 3\n"), "flame", "speedscope", "--unit", "nanoseconds")
+	if code != 0 || !strings.Contains(out, `"unit":"nanoseconds"`) || !strings.Contains(out, "speedscope.app/file-format-schema.json") {
+		t.Fatalf("speedscope: %d %s", code, out)
+	}
+}
