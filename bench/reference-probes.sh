@@ -10,8 +10,8 @@
 # udp disk (default: all). Environment: PERFLAB (binary, default: perflab on
 # PATH, else go run ./cmd/perflab), DIR (disk test directory, default
 # /var/tmp), QUIET=1 waits before each measurement until the host has been
-# at least 90% idle for 2 s (up to 2 min), because a busy host moves both
-# sides by different amounts.
+# at least 90% idle for 2 s (for at most QUIET_MAX seconds, default 120),
+# because a busy host moves both sides by different amounts.
 #
 # Needs: sysbench, mbw, perf, qperf, sockperf, fio, python3 (fio's JSON).
 # Servers (qperf, sockperf) listen on 127.0.0.1 only and are stopped on exit.
@@ -35,7 +35,7 @@ cpu_busy() { awk '/^cpu /{print $2+$3+$4+$6+$7+$8+$9, $5}' /proc/stat; }
 wait_quiet() {
 	[[ ${QUIET:-0} == 1 ]] || return 0
 	local ok=0 t b1 i1 b2 i2
-	for ((t = 0; t < 240; t++)); do
+	for ((t = 0; t < 2 * ${QUIET_MAX:-120}; t++)); do
 		read -r b1 i1 < <(cpu_busy); sleep 0.5; read -r b2 i2 < <(cpu_busy)
 		if (((i2 - i1) * 100 >= 90 * ((b2 - b1) + (i2 - i1)))); then ok=$((ok + 1)); else ok=0; fi
 		((ok >= 4)) && return 0

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/perflab/perflab/internal/termfmt"
@@ -164,6 +165,8 @@ func writeQuiet(b *strings.Builder, fs []Finding, status Status, title string, s
 	if len(rows) == 0 {
 		return
 	}
+	// Quiet rows have no severity to group by; alphabetical reads best.
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Rule < rows[j].Rule })
 	fmt.Fprintf(b, "\n%s (%d)\n", title, len(rows))
 	for _, f := range rows {
 		if status == Pass {

@@ -97,6 +97,9 @@ func evalCase(t *testing.T, trees *sharedTrees, c ruleCase) Finding {
 func TestRuleCases(t *testing.T) {
 	trees := newSharedTrees(t)
 	for _, c := range ruleCases {
+		trees.prepare(c.Tree)
+	}
+	for _, c := range ruleCases {
 		t.Run(c.label(), func(t *testing.T) {
 			f := evalCase(t, trees, c)
 			if f.Status != c.Want {
@@ -108,6 +111,53 @@ func TestRuleCases(t *testing.T) {
 			}
 		})
 	}
+	// Every case put its tree back: a leaked edit would change the host the
+	// next case sees.
+	for name, dir := range trees.trees {
+		if diff := treeDiff(fixture.Dir(name), dir); diff != "" {
+			t.Errorf("shared %s tree not restored: %s", name, diff)
+		}
+	}
+}
+
+// treeDiff compares two trees (names, link targets, file contents) and
+// describes the first difference.
+func treeDiff(a, b string) string {
+	list := func(root string) map[string]string {
+		out := map[string]string{}
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			switch {
+			case d.Type()&os.ModeSymlink != 0:
+				l, _ := os.Readlink(p)
+				out[rel] = "link:" + l
+			case d.IsDir():
+				out[rel] = "dir"
+			default:
+				c, _ := os.ReadFile(p)
+				out[rel] = "file:" + string(c)
+			}
+			return nil
+		})
+		return out
+	}
+	la, lb := list(a), list(b)
+	for k, v := range la {
+		if w, ok := lb[k]; !ok {
+			return k + " missing"
+		} else if v != w {
+			return k + " changed"
+		}
+	}
+	for k := range lb {
+		if _, ok := la[k]; !ok {
+			return k + " added"
+		}
+	}
+	return ""
 }
 
 // sharedTrees holds one private copy of each base tree for all cases.
@@ -116,13 +166,30 @@ func TestRuleCases(t *testing.T) {
 // copy, collects, and puts the original files back. Cases therefore run one
 // at a time.
 type sharedTrees struct {
-	dir   string
+	t     *testing.T // the parent test: copies live as long as it does
 	trees map[string]string
+	bak   map[string]string
 	n     int
 }
 
 func newSharedTrees(t *testing.T) *sharedTrees {
-	return &sharedTrees{dir: t.TempDir(), trees: map[string]string{}}
+	return &sharedTrees{t: t, trees: map[string]string{}, bak: map[string]string{}}
+}
+
+// prepare copies a base tree once; it runs in the parent test's goroutine.
+func (st *sharedTrees) prepare(tree string) {
+	if _, ok := st.trees[tree]; ok {
+		return
+	}
+	dir := fixture.Tree(st.t, tree, nil).Root()
+	// Backups sit beside the copy, on the same filesystem, so that moving a
+	// file aside and back is a rename.
+	bak := dir + ".bak"
+	if err := os.Mkdir(bak, 0o755); err != nil {
+		st.t.Fatal(err)
+	}
+	st.t.Cleanup(func() { os.RemoveAll(bak) })
+	st.trees[tree], st.bak[tree] = dir, bak
 }
 
 // with applies edits (as fixture.Tree does) to the copy of tree, runs fn on
@@ -131,11 +198,7 @@ func (st *sharedTrees) with(t *testing.T, tree string, edits map[string]string, 
 	t.Helper()
 	dir, ok := st.trees[tree]
 	if !ok {
-		dir = filepath.Join(st.dir, tree)
-		if err := fixture.Copy(fixture.Dir(tree), dir); err != nil {
-			t.Fatalf("fixture %s: %v", tree, err)
-		}
-		st.trees[tree] = dir
+		t.Fatalf("tree %s not prepared (call prepare from the parent test)", tree)
 	}
 	paths := make([]string, 0, len(edits))
 	for p := range edits {
@@ -154,7 +217,7 @@ func (st *sharedTrees) with(t *testing.T, tree string, edits map[string]string, 
 		full := filepath.Join(dir, p)
 		if _, err := os.Lstat(full); err == nil {
 			st.n++
-			bak := filepath.Join(st.dir, "bak-"+strconv.Itoa(st.n))
+			bak := filepath.Join(st.bak[tree], strconv.Itoa(st.n))
 			if err := os.Rename(full, bak); err != nil {
 				t.Fatal(err)
 			}
@@ -358,25 +421,4 @@ func observedContains(sub string) func(*testing.T, Finding) {
 			t.Errorf("observed %q does not contain %q", f.Observed, sub)
 		}
 	}
-}
-
-type hostfsFS = hostfs.FS
-
-// collect snapshots a fixture FS.
-func collect(t testing.TB, fs hostfs.FS) *snapshot.Snapshot {
-	t.Helper()
-	s, err := snapshot.Collect(fs, snapshot.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func mustRule(t testing.TB, id string) *Rule {
-	t.Helper()
-	r, ok := Lookup(id)
-	if !ok {
-		t.Fatalf("no rule %s", id)
-	}
-	return r
 }

@@ -64,6 +64,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{"missing snapshot", []string{"audit", "--snapshot", filepath.Join(dir, "none.json")}, clierr.Usage, "check the path"},
 		{"root and snapshot", []string{"audit", "--root", metalRoot, "--snapshot", newer}, clierr.Usage, "both"},
 		{"pid with snapshot", []string{"audit", "--snapshot", newer, "--pid", "1"}, clierr.Usage, "--pid"},
+		{"pid in the tree", []string{"audit", "--root", metalRoot, "--pid", "4243"}, clierr.OK, ""},
 		{"pid not running", []string{"audit", "--root", metalRoot, "--pid", "99999"}, clierr.Usage, "no such process"},
 		{"stray argument", []string{"audit", "extra"}, clierr.Usage, ""},
 	} {

@@ -25,6 +25,8 @@ var perfFlags = map[string]bool{
 	"x2apic": true, "tsc_deadline_timer": true, "arat": true, "md_clear": true,
 	"ibrs_enhanced": true, "vmx": true, "svm": true, "pku": true,
 	"clwb": true, "movdir64b": true, "waitpkg": true,
+	// native frequency control: intel_pstate (HWP) and amd-pstate (CPPC)
+	"hwp": true, "hwp_epp": true, "cppc": true,
 	// arm64
 	"asimd": true, "sve": true, "sve2": true, "atomics": true, "crc32": true,
 	"sha2": true, "sha512": true, "pmull": true, "ssbs": true, "lrcpc": true,

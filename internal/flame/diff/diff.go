@@ -53,12 +53,12 @@ func Join(before, after *folded.Profile, normalize bool) *folded.Profile {
 // percent: inclusive (stacks it is on, counted once per stack even when
 // recursive) and self (stacks it is the leaf of).
 type Row struct {
-	Function                     string
-	InclBefore, InclAfter        float64
-	SelfBefore, SelfAfter        float64
-	SamplesBefore, SamplesAfter  uint64 // inclusive counts
-	TotalBefore, TotalAfter      uint64
-	Appeared, Disappeared        bool
+	Function                    string
+	InclBefore, InclAfter       float64
+	SelfBefore, SelfAfter       float64
+	SamplesBefore, SamplesAfter uint64 // inclusive counts
+	TotalBefore, TotalAfter     uint64
+	Appeared, Disappeared       bool
 }
 
 // InclDelta and SelfDelta are the changes in percentage points.

@@ -133,116 +133,161 @@ func streamSerial(r io.Reader, f *folder) error {
 }
 
 // streamParallel cuts the input into blocks that end just after a blank
-// line and folds them on worker goroutines. The main folder handles what
-// cannot be cut safely: the start of the input until the event type to
-// fold is known, and any stretch with no blank line in a whole block.
+// line (where the folder's state is known to be reset) and folds them on
+// worker goroutines, each reading its own next block under a lock, so
+// there is no reader goroutine to hand blocks over. The start of the
+// input, until the event type to fold is known, is folded serially.
 func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, error) {
-	type job struct{ base, data []byte }
-	free := make(chan []byte, 2*threads+2)
-	getBuf := func() []byte {
-		select {
-		case b := <-free:
-			return b[:cap(b)]
-		default:
-			return make([]byte, block)
-		}
-	}
-	jobs := make(chan job, threads)
-	var wg sync.WaitGroup
-	var workers []*folder
-	started := false
-	start := func() {
-		started = true
-		for i := 0; i < threads; i++ {
-			w := main.fork()
-			workers = append(workers, w)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := range jobs {
-					w.reset()
-					w.feed(j.data)
-					w.finish()
-					select {
-					case free <- j.base:
-					default:
-					}
-				}
-			}()
-		}
-	}
-	finish := func() []*folder {
-		if started {
-			close(jobs)
-			wg.Wait()
-		}
-		return workers
-	}
-
-	sep := []byte("\n\n")
-	buf := getBuf()
-	carry := 0
-	// moveOn starts the next block with rest, the unfolded tail of this one.
-	moveOn := func(rest []byte) []byte {
-		next := getBuf()
-		if len(rest) >= len(next)/2 {
-			next = make([]byte, 2*len(rest)+block)
-		}
-		carry = copy(next, rest)
-		return next
-	}
-	for {
-		n, err := io.ReadFull(r, buf[carry:])
-		data := buf[:carry+n]
-		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		if err != nil && !eof {
-			finish()
+	src := &source{r: r, block: block}
+	buf := make([]byte, block)
+	for !main.filterSet {
+		data, err := src.fill(&buf)
+		if err != nil {
 			return nil, err
 		}
-		// Serial part: until the event filter is known and the main
-		// folder has just seen a blank line, fold up to each blank line.
-		for len(data) > 0 && (!main.filterSet || !main.clean) {
-			i := bytes.Index(data, sep)
-			if i < 0 {
-				break
-			}
-			main.feed(data[:i+2])
-			data = data[i+2:]
-		}
-		if eof {
-			if main.filterSet && main.clean && len(data) > 0 {
-				if !started {
-					start()
-				}
-				jobs <- job{buf, data}
-			} else {
-				main.feed(data)
-			}
+		if len(data) == 0 {
 			main.finish()
-			return finish(), nil
+			return nil, nil
 		}
-		if main.filterSet && main.clean {
-			if b := bytes.LastIndex(data, sep); b >= 0 {
-				if !started {
-					start()
-				}
-				next := moveOn(data[b+2:])
-				jobs <- job{buf, data[:b+2]}
-				buf = next
-				continue
+		i := bytes.Index(data, blankLine)
+		if i < 0 || src.eof {
+			// no boundary yet: fold the complete lines, keep the rest
+			cut := len(data)
+			if !src.eof {
+				cut = bytes.LastIndexByte(data, '\n') + 1
 			}
+			main.feed(data[:cut])
+			src.keep(data[cut:])
+			continue
 		}
-		// No blank line to cut at: fold the complete lines here.
-		rest := data
-		if last := bytes.LastIndexByte(data, '\n'); last >= 0 {
-			main.feed(data[:last+1])
-			rest = data[last+1:]
+		main.feed(data[:i+2])
+		src.keep(data[i+2:])
+		if !main.clean {
+			continue
 		}
-		next := moveOn(rest)
-		select {
-		case free <- buf:
-		default:
+	}
+	if !main.clean {
+		// finish the current sample serially before cutting blocks
+		if err := src.serialUntilBlank(main, &buf); err != nil {
+			return nil, err
 		}
-		buf = next
+	}
+	workers := make([]*folder, threads)
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := main.fork()
+		workers[i] = w
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			b := buf
+			if i > 0 {
+				b = make([]byte, block)
+			}
+			for {
+				data, more, err := src.take(w, &b)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if len(data) > 0 {
+					w.reset()
+					w.feed(data)
+					w.finish()
+				}
+				if !more {
+					return
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	return workers, errors.Join(errs...)
+}
+
+var blankLine = []byte("\n\n")
+
+// source hands out blocks of the input that end at a blank line.
+type source struct {
+	mu    sync.Mutex
+	r     io.Reader
+	block int
+	carry []byte // unfolded tail of the last block
+	eof   bool
+}
+
+// fill returns the carried tail followed by up to a block of new input,
+// in *buf (grown when the tail alone fills it).
+func (s *source) fill(buf *[]byte) ([]byte, error) {
+	b := *buf
+	if len(b) < len(s.carry)+s.block/2 {
+		b = make([]byte, len(s.carry)+s.block)
+		*buf = b
+	}
+	n := copy(b, s.carry)
+	s.carry = s.carry[:0]
+	if s.eof {
+		return b[:n], nil
+	}
+	m, err := io.ReadFull(s.r, b[n:])
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		s.eof, err = true, nil
+	}
+	return b[:n+m], err
+}
+
+// keep carries rest over to the next fill.
+func (s *source) keep(rest []byte) { s.carry = append(s.carry[:0], rest...) }
+
+// take returns the next block to fold (more is false at the end). When a
+// whole block holds no blank line it cannot be cut, so w folds it here,
+// under the lock, up to the next blank line.
+func (s *source) take(w *folder, buf *[]byte) (data []byte, more bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.eof && len(s.carry) == 0 {
+		return nil, false, nil
+	}
+	data, err = s.fill(buf)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.eof {
+		return data, false, nil
+	}
+	if b := bytes.LastIndex(data, blankLine); b >= 0 {
+		s.keep(data[b+2:])
+		return data[:b+2], true, nil
+	}
+	s.keep(data)
+	w.reset()
+	if err := s.serialUntilBlank(w, buf); err != nil {
+		return nil, false, err
+	}
+	return nil, !s.eof || len(s.carry) > 0, nil
+}
+
+// serialUntilBlank folds with f until just after a blank line (or the
+// end), leaving f's state reset and the rest of the input carried.
+func (s *source) serialUntilBlank(f *folder, buf *[]byte) error {
+	for {
+		data, err := s.fill(buf)
+		if err != nil {
+			return err
+		}
+		if i := bytes.Index(data, blankLine); i >= 0 {
+			f.feed(data[:i+2])
+			s.keep(data[i+2:])
+			return nil
+		}
+		if s.eof {
+			f.feed(data)
+			f.finish()
+			return nil
+		}
+		cut := bytes.LastIndexByte(data, '\n') + 1
+		f.feed(data[:cut])
+		s.keep(data[cut:])
 	}
 }
