@@ -50,18 +50,23 @@ func checkSMT(ctx *Context) Result {
 	if !s.CPU.SMT.Active {
 		return passResult(observed+" (control: "+orNone(ctl)+")", "any")
 	}
-	fix := Change{Kind: KindFile, Target: "/sys/devices/system/cpu/smt/control", Value: "off", Current: ctl}
-	if ctl == "" {
-		// Kernels before 4.19 have no runtime control; only the boot
-		// parameter turns SMT off.
-		fix = Change{Kind: KindBoot, Target: "nosmt", Current: ""}
+	// Halving the logical CPUs is a capacity decision, not a knob tune
+	// should flip on its own: the fix is an instruction (nosmt at boot; the
+	// runtime switch is /sys/devices/system/cpu/smt/control).
+	fix := Change{Kind: KindBoot, Target: "nosmt"}
+	withText := func(res Result) Result {
+		if ctl != "" { // kernels before 4.19 have no runtime switch
+			res.Fix = "echo off > /sys/devices/system/cpu/smt/control   # now; and to keep it: " + FixCommands([]Change{fix})
+			res.Revert = "echo on > /sys/devices/system/cpu/smt/control; " + RevertCommands([]Change{fix})
+		}
+		return res
 	}
 	if !ctx.W.Trusted {
 		if leaks := smtLeaks(s.Kernel.Vulnerabilities); len(leaks) > 0 {
 			res := failResult(observed+"; "+strings.Join(leaks, ", ")+" report SMT vulnerable",
 				"off on a host shared with untrusted code (or mark it --trusted)", fix)
 			res.Reason = "security: siblings can read each other's data on this CPU"
-			return res
+			return withText(res)
 		}
 	}
 	e, r, ok := target(ctx, "cpu.smt")
@@ -74,7 +79,7 @@ func checkSMT(ctx *Context) Result {
 	res := failResult(observed, e.String(), fix)
 	res.Severity = severityPtr(Low)
 	res.Reason = "latency: a busy sibling slows this workload's threads"
-	return res
+	return withText(res)
 }
 
 // smtLeaks lists vulnerabilities whose state says SMT siblings can leak.

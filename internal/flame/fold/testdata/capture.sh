@@ -6,7 +6,7 @@
 #
 #   bash internal/flame/fold/testdata/capture.sh
 #
-# Fixtures are gzipped perf script text; expected/NAME.FLAGS.folded hold the
+# Fixtures are gzipped perf script text; expected/NAME.FLAGS.folded.gz hold the
 # reference output for each flag set, so the tests run without inferno.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,15 +50,15 @@ kill "$(cat "$work/redis.pid")" || true
 
 # Expected outputs from the reference folder.
 mkdir -p "$here/expected"
-rm -f "$here"/expected/*.folded
+rm -f "$here"/expected/*.folded "$here"/expected/*.folded.gz
 for f in "$here"/*.perf.txt.gz; do
   name=$(basename "$f" .perf.txt.gz)
   for flags in "" --pid --tid --kernel --jit --all --addrs "--tid --all --addrs"; do
     tag=${flags:-default}; tag=${tag//--/}; tag=${tag// /+}
-    gunzip -c "$f" | inferno-collapse-perf -q $flags > "$here/expected/$name.$tag.folded"
+    gunzip -c "$f" | inferno-collapse-perf -q $flags | gzip -9n > "$here/expected/$name.$tag.folded.gz"
   done
   case $name in mixed-events*)
-    gunzip -c "$f" | inferno-collapse-perf -q --event-filter task-clock > "$here/expected/$name.event=task-clock.folded";;
+    gunzip -c "$f" | inferno-collapse-perf -q --event-filter task-clock | gzip -9n > "$here/expected/$name.event=task-clock.folded.gz";;
   esac
 done
 ls -la "$here" "$here/expected" | head -80
