@@ -121,7 +121,7 @@ func orDash(s string) string {
 
 func newTuneApplyCmd(e *env) *cobra.Command {
 	var f tuneFlags
-	var yes, persist bool
+	var yes, persist, skipBlocked bool
 	cmd := &cobra.Command{
 		Use:   "apply WORKLOAD|FILE",
 		Short: "Apply the plan as a journaled transaction (rolls back on any failure)",
@@ -136,7 +136,11 @@ func newTuneApplyCmd(e *env) *cobra.Command {
 			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
 			printPlan(e.stdout, p, st)
 			if blocked := blockedItems(p); len(blocked) > 0 {
-				return clierr.Runtimef("run as root on the host itself, or drop those knobs with a profile's skip: list", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
+				if !skipBlocked {
+					return clierr.Runtimef("run as root on the host itself, or pass --skip-blocked to apply the rest", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
+				}
+				p = withoutBlocked(p)
+				fmt.Fprintf(e.stderr, "perflab: skipping %d knob(s) that cannot be changed here\n", len(blocked))
 			}
 			if len(p.Items) == 0 {
 				return nil
@@ -167,7 +171,20 @@ func newTuneApplyCmd(e *env) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "apply without asking (needed when not on a terminal)")
 	cmd.Flags().BoolVar(&persist, "persist", false, "also persist sysctls in "+tune.PersistPath)
+	cmd.Flags().BoolVar(&skipBlocked, "skip-blocked", false, "apply the knobs that can be changed and skip the rest (default: change nothing)")
 	return cmd
+}
+
+// withoutBlocked drops the items that cannot be applied here.
+func withoutBlocked(p tune.Plan) tune.Plan {
+	keep := p.Items[:0:0]
+	for _, it := range p.Items {
+		if it.Blocked == "" {
+			keep = append(keep, it)
+		}
+	}
+	p.Items = keep
+	return p
 }
 
 func blockedItems(p tune.Plan) []string {
