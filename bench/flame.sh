@@ -68,10 +68,11 @@ hyperfine --warmup 1 --runs "$runs" --export-json "$out/fold.json" --export-mark
 python3 - "$out/fold.json" "$bytes" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1])); b = int(sys.argv[2])
-print("== fold throughput (mean ± sd over runs)")
+print("== fold throughput: wall (mean ± sd) and CPU time (user+sys; robust when other jobs share the CPUs)")
 for r in d["results"]:
     m, s = r["mean"], r["stddev"] or 0
-    print(f"   {r['command']:28s} {m*1000:8.1f} ± {s*1000:5.1f} ms   {b/m/1e6:7.1f} MB/s")
+    cpu = r["user"] + r["system"]
+    print(f"   {r['command']:28s} {m*1000:7.1f} ± {s*1000:5.1f} ms {b/m/1e6:7.1f} MB/s wall   cpu {cpu*1000:7.1f} ms {b/cpu/1e6:7.1f} MB/cpu-s")
 EOF
 
 echo "== peak memory (max RSS)"
@@ -87,16 +88,16 @@ half="$out/half.perf.txt"; head -c $((bytes / 2)) "$input" | sed '$d' > "$half";
 f="$out/perflab.folded"
 "$P" flame fold "$half" > "$out/half.folded" || true
 hyperfine --warmup 1 --runs "$runs" --export-json "$out/render.json" --export-markdown "$out/render.md" \
-  -n "perflab render svg" "$P flame render $f -o $out/p.svg" \
-  -n "perflab render html" "$P flame render $f -o $out/p.html" \
+  -n "perflab render svg" "$P flame render $f > $out/p.svg" \
+  -n "perflab render html" "$P flame render $f --format html > $out/p.html" \
   -n "inferno-flamegraph" "inferno-flamegraph $f > $out/i.svg" \
-  -n "perflab diff -o folded" "$P flame diff $out/half.folded $f -o $out/p.diff > /dev/null" \
+  -n "perflab diff --format folded" "$P flame diff $out/half.folded $f --format folded > $out/p.diff.folded 2>/dev/null" \
   -n "inferno-diff-folded" "inferno-diff-folded $out/half.folded $f > $out/i.diff" >/dev/null
 python3 - "$out/render.json" <<'EOF'
 import json, sys
-print("== render and diff (mean ± sd)")
+print("== render and diff: wall (mean ± sd), CPU time (user+sys)")
 for r in json.load(open(sys.argv[1]))["results"]:
-    print(f"   {r['command']:28s} {r['mean']*1000:8.1f} ± {(r['stddev'] or 0)*1000:5.1f} ms")
+    print(f"   {r['command']:28s} {r['mean']*1000:8.1f} ± {(r['stddev'] or 0)*1000:5.1f} ms   cpu {(r['user']+r['system'])*1000:7.1f} ms")
 EOF
-cmp <(sort "$out/p.diff") <(sort "$out/i.diff") && echo "   perflab and inferno differential folded outputs are identical"
+cmp <(sort "$out/p.diff.folded") <(sort "$out/i.diff") && echo "   perflab and inferno differential folded outputs are identical"
 echo "== details: $out/fold.md $out/render.md"

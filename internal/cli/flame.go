@@ -368,9 +368,12 @@ red grew, blue shrank. --normalize scales BEFORE to AFTER's total first
 				}
 				return commit()
 			}
+			tableOut := e.stdout
 			if format != "text" {
+				// The graph goes to -o (or standard output, and then the
+				// table to standard error so a pipeline gets only the graph).
 				if out.output == "" || out.output == "-" {
-					return clierr.Usagef("give -o FILE for the "+format+" output; the table goes to the terminal", "--format %s needs -o", format)
+					tableOut = e.stderr
 				}
 				w, commit, err := out.open(e.stdout)
 				if err != nil {
@@ -386,7 +389,7 @@ red grew, blue shrank. --normalize scales BEFORE to AFTER's total first
 					return err
 				}
 			}
-			return diff.WriteTable(e.stdout, rows, termfmt.Style{On: termfmt.ColorEnabled(e.stdout)})
+			return diff.WriteTable(tableOut, rows, termfmt.Style{On: termfmt.ColorEnabled(tableOut)})
 		},
 	}
 	g.register(cmd)

@@ -22,31 +22,62 @@ import (
 // of either, with Before and Count (after). With normalize, the before
 // counts are scaled so both profiles have the after total, so that widths
 // and colours show changes in share rather than in profile length.
+// Trailing blanks of a stack are not part of its identity (a frame named
+// "[unknown] " and "[unknown]" are the same), as in inferno-diff-folded.
 func Join(before, after *folded.Profile, normalize bool) *folded.Profile {
 	scale := 1.0
 	if tb, ta := before.Total(), after.Total(); normalize && tb > 0 {
 		scale = float64(ta) / float64(tb)
 	}
-	idx := make(map[string]int, len(after.Stacks)+len(before.Stacks))
+	bc := func(c uint64) uint64 {
+		if scale == 1 {
+			return c
+		}
+		return uint64(math.Round(float64(c) * scale))
+	}
+	key := func(s string) string { return strings.TrimRight(s, " \t") }
 	out := &folded.Profile{Diff: true, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
-	for _, s := range after.Stacks {
-		idx[s.Frames] = len(out.Stacks)
-		out.Stacks = append(out.Stacks, folded.Stack{Frames: s.Frames, Count: s.Count})
-	}
-	for _, s := range before.Stacks {
-		b := s.Count
-		if scale != 1 {
-			b = uint64(math.Round(float64(b) * scale))
+	// Both sides are sorted (a Profile's invariant): merge them.
+	a, b := after.Stacks, before.Stacks
+	for len(a) > 0 || len(b) > 0 {
+		var c int
+		switch {
+		case len(a) == 0:
+			c = 1
+		case len(b) == 0:
+			c = -1
+		default:
+			c = strings.Compare(key(a[0].Frames), key(b[0].Frames))
 		}
-		if i, ok := idx[s.Frames]; ok {
-			out.Stacks[i].Before += b
-			continue
+		var s folded.Stack
+		switch {
+		case c < 0:
+			s = folded.Stack{Frames: key(a[0].Frames), Count: a[0].Count}
+			a = a[1:]
+		case c > 0:
+			s = folded.Stack{Frames: key(b[0].Frames), Before: bc(b[0].Count)}
+			b = b[1:]
+		default:
+			s = folded.Stack{Frames: key(a[0].Frames), Count: a[0].Count, Before: bc(b[0].Count)}
+			a, b = a[1:], b[1:]
 		}
-		idx[s.Frames] = len(out.Stacks)
-		out.Stacks = append(out.Stacks, folded.Stack{Frames: s.Frames, Before: b})
+		out.Stacks = append(out.Stacks, s)
 	}
-	slices.SortFunc(out.Stacks, func(a, b folded.Stack) int { return strings.Compare(a.Frames, b.Frames) })
+	// Trimming can reorder or merge neighbours; restore the invariant.
+	if !slices.IsSortedFunc(out.Stacks, func(x, y folded.Stack) int { return strings.Compare(x.Frames, y.Frames) }) ||
+		hasAdjacentDup(out.Stacks) {
+		out.Sort()
+	}
 	return out
+}
+
+func hasAdjacentDup(s []folded.Stack) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i].Frames == s[i-1].Frames {
+			return true
+		}
+	}
+	return false
 }
 
 // Row is one function's share of the profile before and after, in
@@ -83,34 +114,74 @@ func Table(d *folded.Profile, n int) []Row {
 		}
 		return a
 	}
-	var frames []string
-	seen := map[string]bool{}
-	for _, s := range d.Stacks {
-		frames = frames[:0]
-		rest := s.Frames
-		for {
-			i := strings.IndexByte(rest, ';')
-			if i < 0 {
-				frames = append(frames, rest)
-				break
-			}
-			frames = append(frames, rest[:i])
-			rest = rest[i+1:]
-		}
-		clear(seen)
-		for _, f := range frames {
-			if seen[f] {
-				continue // recursion: a stack counts once toward inclusive
-			}
-			seen[f] = true
-			a := get(f)
-			a.inclB += s.Before
-			a.inclA += s.Count
-		}
-		leaf := get(frames[len(frames)-1])
-		leaf.selfB += s.Before
-		leaf.selfA += s.Count
+	// Walk the stacks as a flame graph is built: consecutive stacks share
+	// a prefix of open frames, each open frame accumulates the counts of
+	// the stacks below it, and when a function's outermost open frame
+	// closes its accumulated counts are its inclusive counts. Recursion
+	// is counted once, and the work is per frame opened, not per frame of
+	// every stack.
+	type open struct {
+		name       string
+		end        int
+		accB, accA uint64
+		outer      bool
 	}
+	var path []open
+	onPath := map[string]int{}
+	closeTo := func(depth int) {
+		for len(path) > depth {
+			o := path[len(path)-1]
+			path = path[:len(path)-1]
+			if len(path) > 0 {
+				path[len(path)-1].accB += o.accB
+				path[len(path)-1].accA += o.accA
+			}
+			onPath[o.name]--
+			if o.outer {
+				a := get(o.name)
+				a.inclB += o.accB
+				a.inclA += o.accA
+			}
+		}
+	}
+	prev := ""
+	for _, s := range d.Stacks {
+		f := s.Frames
+		k := commonPrefix(f, prev)
+		depth := 0
+		for depth < len(path) {
+			e := path[depth].end
+			if e < k || (e == k && (k == len(f) || f[k] == ';')) {
+				depth++
+				continue
+			}
+			break
+		}
+		closeTo(depth)
+		start := 0
+		if depth > 0 {
+			start = path[depth-1].end + 1
+		}
+		for start <= len(f) {
+			end := len(f)
+			if i := strings.IndexByte(f[start:], ';'); i >= 0 {
+				end = start + i
+			}
+			name := f[start:end]
+			c := onPath[name]
+			onPath[name] = c + 1
+			path = append(path, open{name: name, end: end, outer: c == 0})
+			start = end + 1
+		}
+		leaf := &path[len(path)-1]
+		leaf.accB += s.Before
+		leaf.accA += s.Count
+		a := get(leaf.name)
+		a.selfB += s.Before
+		a.selfA += s.Count
+		prev = f
+	}
+	closeTo(0)
 	tb, ta := d.TotalBefore(), d.Total()
 	share := func(v, t uint64) float64 {
 		if t == 0 {
@@ -128,16 +199,29 @@ func Table(d *folded.Profile, n int) []Row {
 			Appeared: a.inclB == 0 && a.inclA > 0, Disappeared: a.inclA == 0 && a.inclB > 0,
 		})
 	}
-	slices.SortFunc(rows, func(x, y Row) int {
-		if c := -cmpFloat(x.score(), y.score()); c != 0 {
+	// Rank by precomputed scores on small keys, not by sorting the rows.
+	type ranked struct {
+		score float64
+		i     int
+	}
+	keys := make([]ranked, len(rows))
+	for i := range rows {
+		keys[i] = ranked{rows[i].score(), i}
+	}
+	slices.SortFunc(keys, func(x, y ranked) int {
+		if c := -cmpFloat(x.score, y.score); c != 0 {
 			return c
 		}
-		return strings.Compare(x.Function, y.Function)
+		return strings.Compare(rows[x.i].Function, rows[y.i].Function)
 	})
-	if n > 0 && len(rows) > n {
-		rows = rows[:n]
+	if n <= 0 || n > len(keys) {
+		n = len(keys)
 	}
-	return rows
+	out := make([]Row, n)
+	for k := range out {
+		out[k] = rows[keys[k].i]
+	}
+	return out
 }
 
 func cmpFloat(a, b float64) int {
@@ -148,4 +232,21 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// compared in blocks first: stacks share long prefixes.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	k := 0
+	for k+64 <= n && a[k:k+64] == b[k:k+64] {
+		k += 64
+	}
+	for k+8 <= n && a[k:k+8] == b[k:k+8] {
+		k += 8
+	}
+	for k < n && a[k] == b[k] {
+		k++
+	}
+	return k
 }

@@ -16,9 +16,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Stack is one unique stack and its count (samples, or the sum of their
@@ -113,42 +115,128 @@ func (e *FormatError) Error() string {
 // after) for a differential profile. An input with no stack at
 // all is an error, so that an empty profile never renders as a blank graph.
 func Read(r io.Reader) (*Profile, error) {
-	p := &Profile{}
-	idx := map[string]int{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimRight(sc.Bytes(), "\r")
+	// One read and one string for the whole input: every stack's Frames is
+	// a substring of it, so parsing allocates nothing per line.
+	all, err := readAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading folded stacks: %w", err)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("no stacks in input (expected lines like \"comm;main;work 42\")")
+	}
+	// all is never written again, so the string can share its memory
+	// instead of copying what may be tens of megabytes.
+	text := unsafe.String(&all[0], len(all))
+	p := &Profile{Stacks: make([]Stack, 0, strings.Count(text, "\n")+1)}
+	// Folded files are usually sorted and unique (every folder writes them
+	// so); then no lookup is needed. The index is built only once a line
+	// is out of order, to merge duplicates.
+	var idx map[string]int
+	for line := 1; len(text) > 0; line++ {
+		b := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			b, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
 		if len(b) == 0 {
 			continue
 		}
-		frames, count, ok := SplitLine(b)
+		frames, count, ok := splitLine(b)
 		if !ok {
-			return nil, &FormatError{Line: line, Text: string(b)}
+			return nil, &FormatError{Line: line, Text: b}
 		}
 		var before uint64
-		if f2, c2, ok := SplitLine(frames); ok && len(f2) > 0 {
+		if f2, c2, ok := splitTrailingCount(frames); ok {
 			// "frames before after": a differential profile.
 			frames, before, p.Diff = f2, c2, true
 		}
-		if i, ok := idx[string(frames)]; ok {
-			p.Stacks[i].Count += count
-			p.Stacks[i].Before += before
-			continue
+		if idx == nil && len(p.Stacks) > 0 && frames <= p.Stacks[len(p.Stacks)-1].Frames {
+			idx = make(map[string]int, 2*len(p.Stacks))
+			for i, s := range p.Stacks {
+				idx[s.Frames] = i
+			}
 		}
-		idx[string(frames)] = len(p.Stacks)
-		p.Stacks = append(p.Stacks, Stack{Frames: string(frames), Count: count, Before: before})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading folded stacks: %w", err)
+		if idx != nil {
+			if i, ok := idx[frames]; ok {
+				p.Stacks[i].Count += count
+				p.Stacks[i].Before += before
+				continue
+			}
+			idx[frames] = len(p.Stacks)
+		}
+		p.Stacks = append(p.Stacks, Stack{Frames: frames, Count: count, Before: before})
 	}
 	if len(p.Stacks) == 0 {
 		return nil, fmt.Errorf("no stacks in input (expected lines like \"comm;main;work 42\")")
 	}
-	p.Sort()
+	if idx != nil {
+		p.Sort()
+	}
 	return p, nil
+}
+
+// readAll reads r whole, sizing the buffer from the file size when r is a
+// file, so a large input is not copied while the buffer grows.
+func readAll(r io.Reader) ([]byte, error) {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+			buf := bytes.NewBuffer(make([]byte, 0, st.Size()+512))
+			_, err := buf.ReadFrom(r)
+			return buf.Bytes(), err
+		}
+	}
+	return io.ReadAll(r)
+}
+
+// splitLine is SplitLine on a string.
+func splitLine(b string) (string, uint64, bool) {
+	sp := strings.LastIndexByte(b, ' ')
+	if sp <= 0 {
+		return "", 0, false
+	}
+	c, ok := parseCount(b[sp+1:])
+	return b[:sp], c, ok
+}
+
+// parseCount parses an unsigned decimal count.
+func parseCount(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// splitTrailingCount is splitLine for the before count of a differential
+// line; it looks only at the end of frames, which usually ends in a name.
+func splitTrailingCount(frames string) (string, uint64, bool) {
+	j := len(frames)
+	for j > 0 && frames[j-1] >= '0' && frames[j-1] <= '9' {
+		j--
+	}
+	if j == len(frames) || j < 2 || frames[j-1] != ' ' {
+		return "", 0, false
+	}
+	c, ok := parseCount(frames[j:])
+	if !ok {
+		return "", 0, false
+	}
+	return frames[:j-1], c, true
 }
 
 // SplitLine splits "frames count" at the last space; frames keep any
@@ -158,8 +246,8 @@ func SplitLine(b []byte) (frames []byte, count uint64, ok bool) {
 	if sp <= 0 {
 		return nil, 0, false
 	}
-	c, err := strconv.ParseUint(string(b[sp+1:]), 10, 64)
-	if err != nil {
+	c, ok := parseCount(string(b[sp+1:]))
+	if !ok {
 		return nil, 0, false
 	}
 	return b[:sp], c, true

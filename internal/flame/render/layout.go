@@ -1,7 +1,7 @@
 package render
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -75,28 +75,42 @@ func layout(t *Tree, minCount float64) []placed {
 	return out
 }
 
-// tooltip is the text shown for a frame: name, count, share, kind, change.
-func tooltip(p placed, total uint64, t *Tree, countName string) string {
+// appendTooltip appends the text shown for a frame: name, count, share,
+// self share, kind and (in a diff) the change of its own count.
+func appendTooltip(b []byte, p placed, total uint64, t *Tree, countName string) []byte {
 	name, kind := SplitAnnotation(p.n.Name)
-	var b strings.Builder
-	b.WriteString(name)
-	fmt.Fprintf(&b, " (%s %s, %.2f%%", groupDigits(p.n.Value), countName, pct(p.n.Value, total))
+	b = append(b, name...)
+	b = append(b, " ("...)
+	b = appendGrouped(b, p.n.Value)
+	b = append(b, ' ')
+	b = append(b, countName...)
+	b = append(b, ", "...)
+	b = strconv.AppendFloat(b, pct(p.n.Value, total), 'f', 2, 64)
+	b = append(b, '%')
 	if p.n.Self > 0 && len(p.n.Children) > 0 {
-		fmt.Fprintf(&b, "; self %.2f%%", pct(p.n.Self, total))
+		b = append(b, "; self "...)
+		b = strconv.AppendFloat(b, pct(p.n.Self, total), 'f', 2, 64)
+		b = append(b, '%')
 	}
 	switch kind {
 	case Kernel:
-		b.WriteString("; kernel")
+		b = append(b, "; kernel"...)
 	case JIT:
-		b.WriteString("; JIT")
+		b = append(b, "; JIT"...)
 	case Inlined:
-		b.WriteString("; inlined")
+		b = append(b, "; inlined"...)
 	}
 	if t.Diff {
-		fmt.Fprintf(&b, "; self %+d %s vs before", p.n.Delta, countName)
+		b = append(b, "; self "...)
+		if p.n.Delta >= 0 {
+			b = append(b, '+')
+		}
+		b = strconv.AppendInt(b, p.n.Delta, 10)
+		b = append(b, ' ')
+		b = append(b, countName...)
+		b = append(b, " vs before"...)
 	}
-	b.WriteString(")")
-	return b.String()
+	return append(b, ')')
 }
 
 func pct(v, total uint64) float64 {
@@ -107,16 +121,18 @@ func pct(v, total uint64) float64 {
 }
 
 // groupDigits writes 1234567 as 1,234,567.
-func groupDigits(v uint64) string {
-	s := fmt.Sprint(v)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
+func groupDigits(v uint64) string { return string(appendGrouped(nil, v)) }
+
+func appendGrouped(b []byte, v uint64) []byte {
+	var tmp [20]byte
+	d := strconv.AppendUint(tmp[:0], v, 10)
+	for i, c := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			b = append(b, ',')
 		}
-		b.WriteRune(c)
+		b = append(b, c)
 	}
-	return b.String()
+	return b
 }
 
 // label fits a name into w pixels, as the JavaScript does on zoom.
@@ -125,7 +141,7 @@ func label(name string, w float64) string {
 	if chars < 3 {
 		return ""
 	}
-	if utf8.RuneCountInString(name) <= chars {
+	if len(name) <= chars || utf8.RuneCountInString(name) <= chars {
 		return name
 	}
 	r := []rune(name)

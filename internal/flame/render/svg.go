@@ -82,7 +82,7 @@ text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
 <text id="selftest" x="0" y="0"></text>
 <g id="frames">
 `)
-	var num []byte
+	var num, tip []byte
 	for _, p := range frames {
 		x := xPad + float64(p.x)*perCount
 		fw := float64(p.n.Value) * perCount
@@ -100,7 +100,12 @@ text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
 			c = frameColor(opt.Palette, name, kind)
 		}
 		bw.WriteString("<g><title>")
-		bw.WriteString(xmlText(tooltip(p, total, t, opt.CountName)))
+		tip = appendTooltip(tip[:0], p, total, t, opt.CountName)
+		if needsEscape(tip) {
+			bw.WriteString(xmlText(string(tip)))
+		} else {
+			bw.Write(tip)
+		}
 		bw.WriteString(`</title><rect x="`)
 		num = strconv.AppendFloat(num[:0], x, 'f', 2, 64)
 		bw.Write(num)
@@ -127,3 +132,13 @@ text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+
+// needsEscape reports bytes that xmlText would change.
+func needsEscape(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
