@@ -61,7 +61,7 @@ var Suites = []Suite{
 	},
 	{
 		Name: "baseline",
-		Doc: "The pre-production baseline of seed 004 (about 10 minutes): CPU, scheduler latency at 1/2/4 threads, " +
+		Doc: "The pre-production baseline of seed 004 (about 10-12 minutes): CPU, scheduler latency at 1/2/4 threads, " +
 			"memory bandwidth and latency, file I/O, network, and the application benchmarks (nginx, MySQL, " +
 			"Redis) where their tools are installed. Standard tools are preferred; the builtin probe runs where " +
 			"the tool is missing, and the run says which.",
@@ -71,17 +71,19 @@ var Suites = []Suite{
 			{Probe: "sched.wakeup", Params: probe.Params{"pairs": "1,2,4"}, Budget: 60 * time.Second, Measures: "CPU scheduling latency, 1/2/4 threads"},
 			{Probe: "sched.ctxswitch", Budget: 30 * time.Second, Measures: "context-switch cost"},
 			{Probe: "syscall", Budget: 20 * time.Second, Measures: "system-call cost"},
-			{Probe: "memory.bandwidth", Params: probe.Params{"threads": "1"}, Budget: 60 * time.Second,
+			{Probe: "memory.bandwidth", Params: probe.Params{"threads": "1"}, Budget: 45 * time.Second,
 				Measures: "memory bandwidth (STREAM), single thread"},
 			{Probe: "sysbench.memory", Budget: 30 * time.Second, Measures: "sysbench memory, sequential and random read/write"},
 			{Probe: "memory.latency", Budget: 45 * time.Second, Measures: "memory latency (mlc)"},
-			{Probe: "memory.pagefault", Budget: 30 * time.Second, Measures: "page-fault cost"},
-			{Probe: "fio.disk", Fallback: "disk", Budget: 75 * time.Second, Measures: "file I/O: sequential and random read/write, IOPS, fsync"},
-			{Probe: "iperf3.tcp", Fallback: "net.tcp", Budget: 45 * time.Second, Measures: "network bandwidth and latency"},
-			{Probe: "sockperf.udp", Fallback: "net.udp", Budget: 45 * time.Second, Measures: "packet rate and one-way latency"},
+			{Probe: "memory.pagefault", Budget: 20 * time.Second, Measures: "page-fault cost"},
+			{Probe: "sysbench.fileio", Fallback: "disk", Budget: 60 * time.Second, Measures: "sysbench file I/O: sequential and random read/write, IOPS"},
+			{Probe: "fio", Budget: 45 * time.Second, Measures: "fio: sequential and random read/write, IOPS"},
+			{Probe: "iperf3", Fallback: "net.tcp", Budget: 40 * time.Second, Measures: "network bandwidth"},
+			{Probe: "sockperf", Fallback: "net.udp", Budget: 40 * time.Second, Measures: "packet rate and latency"},
+			{Probe: "qperf", Budget: 30 * time.Second, Measures: "one-way latency"},
 			{Probe: "wrk.nginx", Budget: 45 * time.Second, Measures: "nginx QPS, short and keep-alive connections"},
-			{Probe: "sysbench.oltp", Budget: 60 * time.Second, Measures: "MySQL OLTP transactions"},
-			{Probe: "redis.benchmark", Budget: 30 * time.Second, Measures: "Redis SET/GET per second"},
+			{Probe: "sysbench.oltp_point_select", Budget: 60 * time.Second, Measures: "MySQL OLTP transactions"},
+			{Probe: "redis-benchmark", Budget: 30 * time.Second, Measures: "Redis SET/GET per second"},
 		},
 	},
 	{
@@ -90,6 +92,11 @@ var Suites = []Suite{
 		Items: []SuiteItem{
 			{Probe: "cpu", Budget: 30 * time.Second, Measures: "integer CPU throughput"},
 			{Probe: "syscall", Budget: 20 * time.Second, Measures: "system-call cost"},
+			// Standard tools where installed (skipped with a note otherwise).
+			{Probe: "sysbench.cpu", Budget: 45 * time.Second, Measures: "sysbench prime"},
+			{Probe: "sysbench.threads", Budget: 20 * time.Second, Measures: "sysbench threads (scheduler)"},
+			{Probe: "sysbench.mutex", Budget: 15 * time.Second, Measures: "sysbench mutex"},
+			{Probe: "stress-ng", Budget: 30 * time.Second, Measures: "stress-ng cpu, switch, memcpy bogo-ops"},
 		},
 	},
 	{
@@ -114,6 +121,8 @@ var Suites = []Suite{
 		Doc:  "Filesystem I/O in --dir: sequential bandwidth, random IOPS, fsync latency.",
 		Items: []SuiteItem{
 			{Probe: "disk", Budget: 60 * time.Second, Measures: "filesystem I/O"},
+			{Probe: "sysbench.fileio", Budget: 60 * time.Second, Measures: "sysbench fileio"},
+			{Probe: "fio", Budget: 60 * time.Second, Measures: "fio with O_DIRECT"},
 		},
 	},
 	{
@@ -122,7 +131,25 @@ var Suites = []Suite{
 		Items: []SuiteItem{
 			{Probe: "net.tcp", Budget: 45 * time.Second, Measures: "loopback TCP"},
 			{Probe: "net.udp", Budget: 45 * time.Second, Measures: "loopback UDP"},
+			{Probe: "iperf3", Budget: 45 * time.Second, Measures: "iperf3 bandwidth and packet rate"},
+			{Probe: "sockperf", Budget: 45 * time.Second, Measures: "sockperf one-way latency"},
+			{Probe: "qperf", Budget: 45 * time.Second, Measures: "qperf latency and message rate"},
 		},
+	},
+	{
+		Name:  "web",
+		Doc:   "nginx requests per second with wrk, keep-alive and short connections (needs nginx and wrk).",
+		Items: []SuiteItem{{Probe: "wrk.nginx", Budget: 60 * time.Second, Measures: "nginx QPS, short and keep-alive connections"}},
+	},
+	{
+		Name:  "kv",
+		Doc:   "Redis ping/set/get per second with redis-benchmark from two client processes (needs redis-server and redis-tools).",
+		Items: []SuiteItem{{Probe: "redis-benchmark", Budget: 45 * time.Second, Measures: "Redis SET/GET per second"}},
+	},
+	{
+		Name:  "db",
+		Doc:   "MySQL point selects with sysbench at 100 threads against a private MariaDB (needs sysbench and mariadb-server).",
+		Items: []SuiteItem{{Probe: "sysbench.oltp_point_select", Budget: 90 * time.Second, Measures: "MySQL point-select TPS"}},
 	},
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/probe/builtin"
+	"github.com/perflab/perflab/internal/probe/tools"
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // Every category of the issue must be in quick, from builtin probes (quick
@@ -39,22 +41,41 @@ func TestQuickSuiteCoversEveryCategoryWithinBudget(t *testing.T) {
 	}
 }
 
-// Every suite resolves against the builtin catalogue: each entry's probe or
-// fallback exists, and every parameter it sets is one the probe accepts.
+// Every suite resolves against the full catalogue (builtin probes and tool
+// adapters): each entry's probe or fallback exists, and every parameter it
+// sets is one the probe accepts. An entry may be skipped only when it is a
+// tool adapter whose tool this host lacks (never in CI, which installs
+// every tool).
 func TestSuitesResolveAgainstBuiltinProbes(t *testing.T) {
-	cat := bench.NewCatalog(builtin.All()...)
+	cat := bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+	missing := map[string]bool{} // tool adapters whose tool is not installed here
+	for _, p := range tools.All() {
+		if err := p.(bench.Availability).Available(); err != nil {
+			if testenv.InCI() {
+				t.Errorf("%s unavailable in CI: %v", p.Name(), err)
+			}
+			missing[p.Name()] = true
+		}
+	}
 	for _, s := range bench.Suites {
 		plan, err := cat.Resolve([]string{s.Name}, nil)
 		if err != nil {
-			t.Errorf("suite %s: %v", s.Name, err)
+			allMissing := true
+			for _, it := range s.Items {
+				allMissing = allMissing && missing[it.Probe] && it.Fallback == ""
+			}
+			if !allMissing {
+				t.Errorf("suite %s: %v", s.Name, err)
+			}
 			continue
 		}
 		if err := bench.Validate(plan.Items, bench.Options{}); err != nil {
 			t.Errorf("suite %s: %v", s.Name, err)
 		}
 		for _, n := range plan.Notes {
-			// Only tool entries without a builtin equivalent may be skipped.
-			if strings.HasPrefix(n, "skipped ") && s.Name != "baseline" {
+			// Only tool entries whose tool is missing here may be skipped.
+			name, _, _ := strings.Cut(strings.TrimPrefix(n, "skipped "), " ")
+			if strings.HasPrefix(n, "skipped ") && s.Name != "baseline" && !missing[name] {
 				t.Errorf("suite %s: %s", s.Name, n)
 			}
 		}

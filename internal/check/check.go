@@ -243,7 +243,7 @@ func history(ctx context.Context, st *store.Store, runs []*run.Run) []*run.Run {
 // runs sharing one snapshot (one invocation); the machine is recognised by
 // its machine id, or by hostname when either side lacks one. suite, when
 // set, restricts the search to checks of that suite, since runs of other
-// suites compare nothing.
+// suites compare nothing. Incomplete runs are left out.
 func FindPrevious(ctx context.Context, st *store.Store, label, suite string, snap *snapshot.Snapshot) (*Previous, error) {
 	runs, err := st.Runs(ctx, store.Filter{Label: label, Host: snap.Host.Hostname, Suite: suite})
 	if err != nil {
@@ -252,7 +252,9 @@ func FindPrevious(ctx context.Context, st *store.Store, label, suite string, sna
 	groups := map[string][]*run.Run{}
 	var newest *run.Run
 	for _, r := range runs {
-		if !sameMachine(r, snap) || r.SnapshotID == snap.ID {
+		// Runs cut short (Ctrl-C, a failed probe) are no baseline: an
+		// interrupted check must not become the one the next compares with.
+		if !sameMachine(r, snap) || r.SnapshotID == snap.ID || !r.Complete {
 			continue
 		}
 		groups[r.SnapshotID] = append(groups[r.SnapshotID], r)

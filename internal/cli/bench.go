@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/monitor"
 	"github.com/perflab/perflab/internal/probe/builtin"
+	"github.com/perflab/perflab/internal/probe/tools"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
@@ -22,9 +23,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// probeCatalog is every probe this build has. Tool adapters join it here.
+// probeCatalog is every probe this build has: the builtin probes and the
+// adapters around standard tools.
 func probeCatalog() *bench.Catalog {
-	return bench.NewCatalog(builtin.All()...)
+	return bench.NewCatalog(append(builtin.All(), tools.All()...)...)
 }
 
 func newBenchCmd(e *env) *cobra.Command {

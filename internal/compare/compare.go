@@ -116,6 +116,21 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 		}
 	}
 	sort.SliceStable(c.Metrics, func(i, j int) bool { return lessRow(c.Metrics[i], c.Metrics[j]) })
+	// A side's noise floor must not be measured with the other sides'
+	// runs: the history from the store holds them too, and their spread
+	// is the very difference under test.
+	others := make([]map[string]bool, len(sides))
+	for si := range sides {
+		others[si] = map[string]bool{}
+		for sj, s := range sides {
+			if sj == si {
+				continue
+			}
+			for _, r := range s.Runs {
+				others[si][r.ID] = true
+			}
+		}
+	}
 	for i := range c.Metrics {
 		row := &c.Metrics[i]
 		for si, s := range row.Sides {
@@ -123,7 +138,7 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 				continue
 			}
 			s.Summary = stats.SummarizeConf(s.Samples, opt.Confidence)
-			s.Noise = noiseFloor(row.Key, sides[si].Runs, opt.History)
+			s.Noise = noiseFloor(row.Key, sides[si].Runs, opt.History, others[si])
 			if len(s.Samples) == 0 {
 				c.Notes = append(c.Notes, fmt.Sprintf("%s: %s/%s has no samples", c.Sides[si].Name, row.Probe, row.Metric))
 			}
@@ -236,7 +251,10 @@ func verdict(d Delta, m MetricRow, a, b *SideStats, opt Options) (Verdict, int) 
 	if na == 0 || nb == 0 || math.IsNaN(d.P) || stats.MinPValue(na, nb) >= opt.Alpha {
 		return Inconclusive, stats.SamplesNeeded(opt.Alpha)
 	}
-	if d.PAdj < opt.Alpha {
+	// A significant shift smaller than the run-to-run spread measured on
+	// these hosts is not evidence of a change: the next run of the same
+	// thing could land as far away (docs/statistics.md, A/A noise floor).
+	if d.PAdj < opt.Alpha && !d.WithinNoise {
 		dir := d.Shift
 		if dir == 0 {
 			dir = b.Summary.Median - a.Summary.Median

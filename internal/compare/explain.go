@@ -47,12 +47,12 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 		if strings.HasPrefix(d.Path, "run[") {
 			src = "run"
 		}
-		diffs = append(diffs, sourced{d, src})
+		diffs = append(diffs, sourced{d, src, ""})
 	}
 	for _, m := range p.Monitor {
 		if m.Notable {
 			diffs = append(diffs, sourced{Diff{Path: "monitor." + m.Field,
-				Before: fmt.Sprintf("%.4g %s", m.Base, m.Unit), After: fmt.Sprintf("%.4g %s", m.Other, m.Unit)}, "monitor"})
+				Before: fmt.Sprintf("%.4g %s", m.Base, m.Unit), After: fmt.Sprintf("%.4g %s", m.Other, m.Unit)}, "monitor", explains(m)})
 		}
 	}
 	p.Causes = rankCauses(c, p, diffs)
@@ -61,6 +61,23 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 type sourced struct {
 	Diff
 	source string
+	// explains is the verdict this difference can account for: a host
+	// that was busier during the other side's runs explains metrics that
+	// got worse, not ones that got better. "" means either (a setting can
+	// move a metric both ways).
+	explains Verdict
+}
+
+// explains is the verdict a notable monitor difference can account for.
+func explains(m MonDelta) Verdict {
+	more := m.Other > m.Base
+	if m.Field == "cpu_mhz" {
+		more = !more // a faster clock is less of a handicap
+	}
+	if more {
+		return Worse
+	}
+	return Better
 }
 
 // rankCauses groups differences by knowledge entry and ranks them: causes
@@ -70,6 +87,8 @@ type sourced struct {
 // perflab knows nothing about stay in the config diff only.
 func rankCauses(c *Comparison, p *Pair, diffs []sourced) []Cause {
 	byKnob := map[string]*Cause{}
+	entries := map[string]*knowledge.Entry{}
+	dirs := map[string]map[Verdict]bool{} // what each cause's differences can explain
 	var order []string
 	for _, d := range diffs {
 		e := knowledge.Lookup(d.Path)
@@ -82,20 +101,33 @@ func rankCauses(c *Comparison, p *Pair, diffs []sourced) []Cause {
 			for _, a := range e.Areas {
 				cause.Areas = append(cause.Areas, string(a))
 			}
-			for _, dl := range p.Deltas {
-				row := c.Metrics[dl.Row]
-				if !knowledge.Affects(e.Areas, knowledge.AreasOf(row.Probe, row.Metric, row.Unit)) {
-					continue
-				}
-				cause.Affected++
-				if dl.Verdict == Better || dl.Verdict == Worse {
-					cause.Moved = append(cause.Moved, dl.Row)
-				}
-			}
-			byKnob[e.ID] = cause
+			byKnob[e.ID], entries[e.ID] = cause, e
+			dirs[e.ID] = map[Verdict]bool{}
 			order = append(order, e.ID)
 		}
 		cause.Diffs = append(cause.Diffs, d.Diff)
+		dirs[e.ID][d.explains] = true
+	}
+	for _, id := range order {
+		cause, e := byKnob[id], entries[id]
+		// A cause whose differences all point one way (the host was busier)
+		// is supported only by metrics that moved that way.
+		want := Verdict("")
+		if len(dirs[id]) == 1 {
+			for v := range dirs[id] {
+				want = v
+			}
+		}
+		for _, dl := range p.Deltas {
+			row := c.Metrics[dl.Row]
+			if !knowledge.Affects(e.Areas, knowledge.AreasOf(row.Probe, row.Metric, row.Unit)) {
+				continue
+			}
+			cause.Affected++
+			if (dl.Verdict == Better || dl.Verdict == Worse) && (want == "" || dl.Verdict == want) {
+				cause.Moved = append(cause.Moved, dl.Row)
+			}
+		}
 	}
 	out := make([]Cause, 0, len(order))
 	for _, id := range order {

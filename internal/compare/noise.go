@@ -12,8 +12,9 @@ import (
 // and the history, take the runs of the same probe and parameters on the
 // host of the side's first run, and report the range of their per-run
 // medians relative to the median of those medians. It needs at least two
-// runs; a single run says nothing about run-to-run variation.
-func noiseFloor(k Key, side, history []*run.Run) *Noise {
+// runs; a single run says nothing about run-to-run variation. Runs in
+// exclude (those of the other sides) never count.
+func noiseFloor(k Key, side, history []*run.Run, exclude map[string]bool) *Noise {
 	var ref *run.Run
 	for _, r := range side {
 		if r.Probe == k.Probe {
@@ -27,7 +28,7 @@ func noiseFloor(k Key, side, history []*run.Run) *Noise {
 	seen := map[string]bool{}
 	var medians []float64
 	for _, r := range slices.Concat(side, history) {
-		if seen[r.ID] || r.Probe != k.Probe || r.Host != ref.Host || suiteOf(r) != k.Suite || !sameParams(r, ref) {
+		if seen[r.ID] || exclude[r.ID] || r.Probe != k.Probe || r.Host != ref.Host || suiteOf(r) != k.Suite || !sameParams(r, ref) {
 			continue
 		}
 		seen[r.ID] = true

@@ -113,7 +113,7 @@ func CheckText(w io.Writer, d *CheckDoc, style termfmt.Style) error {
 
 	c := d.Comparison
 	if c != nil {
-		rs := rows(c)
+		rs := byProbe(rows(c))
 		head := "Measurements"
 		if d.Suite != "" {
 			head += " (" + d.Suite + " suite)"
@@ -122,7 +122,7 @@ func CheckText(w io.Writer, d *CheckDoc, style termfmt.Style) error {
 			head += fmt.Sprintf(", against the previous check of %s", d.Previous.At.Local().Format("2006-01-02 15:04"))
 		}
 		tw.printf("\n%s\n", style.Bold(head))
-		writeTableText(tw, c, rs, style)
+		writeTableTextAs(tw, c, rs, style, "probe")
 		for _, p := range c.Pairs {
 			tw.printf("\n")
 			writeCausesText(tw, c, p, rs, style)
@@ -164,6 +164,16 @@ func orUnknown(s string) string {
 		return "(unknown host)"
 	}
 	return s
+}
+
+// byProbe groups rows by probe instead of suite: a check runs one suite,
+// named in its heading, and within it only the probe tells "latency" of
+// net.tcp from that of memory.latency.
+func byProbe(rs []row) []row {
+	for i := range rs {
+		rs[i].Suite = rs[i].Probe
+	}
+	return rs
 }
 
 // CheckMarkdown writes the audit's Markdown followed by the comparison's.

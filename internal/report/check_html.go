@@ -73,7 +73,7 @@ func CheckHTML(w io.Writer, d *CheckDoc) error {
 // measurements part.
 func checkPageData(d *CheckDoc) htmlData {
 	c := d.Comparison
-	rs := rows(c)
+	rs := byProbe(rows(c))
 	title := "Measurements"
 	if d.Suite != "" {
 		title += ": " + d.Suite + " suite"
@@ -154,24 +154,23 @@ func writeFindingsHTML(b *strings.Builder, d *CheckDoc) {
 	if len(fails) == 0 {
 		b.WriteString("<p class=\"sub\" id=\"no-findings\">No rule of the catalogue fails for this workload.</p>\n")
 	} else {
-		b.WriteString("<table id=\"findings\">\n<thead><tr><th>severity</th><th>rule</th><th>finding</th><th>observed → expected</th><th>fix</th><th>measured here</th></tr></thead>\n<tbody>\n")
+		b.WriteString("<table id=\"findings\">\n<thead><tr><th>severity</th><th>rule</th><th>finding: observed → expected, and why</th><th>fix</th><th>measured here</th></tr></thead>\n<tbody>\n")
 		for _, f := range fails {
 			fmt.Fprintf(b, "<tr class=\"sev-%s\" data-rule=\"%s\">", esc(f.Severity.String()), esc(f.Rule))
 			fmt.Fprintf(b, "<td class=\"sev\">%s</td>", esc(f.Severity.String()))
-			fmt.Fprintf(b, "<td><code>%s</code></td>", esc(f.Rule))
-			fmt.Fprintf(b, "<td>%s<div class=\"detail\">%s</div>", esc(f.Title), esc(f.Why))
+			fmt.Fprintf(b, "<td class=\"rule\"><code>%s</code></td>", esc(f.Rule))
+			fmt.Fprintf(b, "<td>%s<div class=\"obs\">%s → <b>%s</b></div>", esc(f.Title), esc(f.Observed), esc(f.Expected))
+			if f.Reason != "" {
+				fmt.Fprintf(b, "<div class=\"detail\">note: %s</div>", esc(f.Reason))
+			}
+			fmt.Fprintf(b, "<div class=\"detail\">%s</div>", esc(f.Why))
 			if f.Source != "" {
 				fmt.Fprintf(b, "<div class=\"detail\">source: %s</div>", esc(f.Source))
 			}
 			if f.Knob != "" {
 				fmt.Fprintf(b, "<div class=\"detail\">knob: <code>%s</code></div>", esc(f.Knob))
 			}
-			b.WriteString("</td>")
-			fmt.Fprintf(b, "<td>%s → <b>%s</b>", esc(f.Observed), esc(f.Expected))
-			if f.Reason != "" {
-				fmt.Fprintf(b, "<div class=\"detail\">%s</div>", esc(f.Reason))
-			}
-			b.WriteString("</td><td>")
+			b.WriteString("</td><td class=\"fix\">")
 			if f.Fix != "" {
 				fmt.Fprintf(b, "<pre class=\"fix\">%s</pre>", esc(f.Fix))
 			}

@@ -80,8 +80,14 @@ func writeCausesText(tw *errWriter, c *compare.Comparison, p compare.Pair, rs []
 }
 
 func writeTableText(tw *errWriter, c *compare.Comparison, rs []row, style termfmt.Style) {
+	writeTableTextAs(tw, c, rs, style, "suite")
+}
+
+// writeTableTextAs is writeTableText with the first column titled group:
+// the check report groups by probe, its one suite being in the heading.
+func writeTableTextAs(tw *errWriter, c *compare.Comparison, rs []row, style termfmt.Style, group string) {
 	single := len(c.Sides) == 1
-	header := []string{"suite", "metric"}
+	header := []string{group, "metric"}
 	for i, s := range c.Sides {
 		header = append(header, s.Name+" median", "±CI")
 		if single {

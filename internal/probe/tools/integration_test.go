@@ -1,0 +1,169 @@
+package tools
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+// runReal runs a probe the way the harness does — Setup, iterations,
+// Teardown — against the real tool, checks every declared metric came
+// back finite and positive, and that Teardown left no process, listening
+// port or file behind.
+func runReal(t *testing.T, p probe.Probe, params probe.Params, iterations int) (*probe.Env, []map[string]float64) {
+	t.Helper()
+	dir := t.TempDir()
+	env := &probe.Env{Params: p.Defaults(true).Merge(params), Dir: dir, NCPU: 2, Log: io.Discard}
+	ms, err := p.Metrics(env.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var got []map[string]float64
+	setupErr := p.Setup(ctx, env)
+	started := descendants(os.Getpid())
+	ports := listenPorts(t, started)
+	if setupErr == nil {
+		for i := 0; i < iterations; i++ {
+			v, err := p.Iterate(ctx, env)
+			if err != nil {
+				t.Errorf("%s iteration %d: %v", p.Name(), i, err)
+				break
+			}
+			got = append(got, v)
+		}
+	} else {
+		t.Errorf("%s setup: %v", p.Name(), setupErr)
+	}
+	if err := p.Teardown(env); err != nil {
+		t.Errorf("%s teardown: %v", p.Name(), err)
+	}
+	assertNothingLeft(t, p.Name(), dir, started, ports)
+	for i, v := range got {
+		if len(v) != len(ms) {
+			t.Errorf("%s iteration %d: %d values for %d metrics", p.Name(), i, len(v), len(ms))
+		}
+		for _, m := range ms {
+			x, ok := v[m.Name]
+			if !ok || math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+				t.Errorf("%s iteration %d: %s = %v (present %v)", p.Name(), i, m.Name, x, ok)
+			}
+		}
+	}
+	if env.ToolVersion == "" || len(env.Command) == 0 {
+		t.Errorf("%s: tool version %q, command %q not recorded", p.Name(), env.ToolVersion, env.Command)
+	}
+	return env, got
+}
+
+// assertNothingLeft: the processes the probe started are gone, nothing
+// mentions its directory, its ports are free and its files removed (the
+// scratch directory itself belongs to the harness).
+func assertNothingLeft(t *testing.T, name, dir string, started []proc, ports map[string]bool) {
+	t.Helper()
+	if left := alive(started); len(left) > 0 {
+		t.Errorf("%s: processes left after teardown: %+v", name, left)
+	}
+	if left := mentioning(dir); len(left) > 0 {
+		t.Errorf("%s: processes still mention %s: %+v", name, dir, left)
+	}
+	if b := stillBound(t, ports); len(b) > 0 {
+		t.Errorf("%s: ports still bound after teardown: %v", name, b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("%s: files left in the scratch directory: %v", name, names)
+	}
+}
+
+func TestSysbenchReal(t *testing.T) {
+	testenv.RequireTool(t, "sysbench")
+	runReal(t, newSysbenchCPU(), probe.Params{"threads": "1,2"}, 2)
+	runReal(t, newSysbenchMemory(), probe.Params{"mode": "seq", "oper": "read,write"}, 2)
+	runReal(t, newSysbenchThreads(), probe.Params{"threads": "4"}, 2)
+	runReal(t, newSysbenchMutex(), probe.Params{"mutex_locks": "2000"}, 2)
+	env, _ := runReal(t, newSysbenchFileIO(), probe.Params{"size": "16MiB", "mode": "seqwr,rndrd"}, 2)
+	if !strings.Contains(strings.Join(env.Notes, "\n"), "prepare") {
+		t.Errorf("fileio notes do not show the prepare command: %q", env.Notes)
+	}
+}
+
+func TestOLTPReal(t *testing.T) {
+	testenv.RequireTool(t, "sysbench")
+	if _, ok := lookPath("mariadbd", "mysqld"); !ok {
+		testenv.Unavailable(t, "mariadbd not installed (scripts/test installs mariadb-server)")
+	}
+	env, got := runReal(t, &OLTP{}, probe.Params{"threads": "8", "table_size": "1000", "duration": "1s"}, 2)
+	if env.Command[1] != "oltp_point_select" || !strings.Contains(strings.Join(env.Command, " "), "--mysql-host=127.0.0.1") {
+		t.Errorf("command %q", env.Command)
+	}
+	// Point selects on a cached table: thousands per second even on a busy CI host.
+	for _, v := range got {
+		if v["tps"] < 100 {
+			t.Errorf("tps %v implausibly low", v["tps"])
+		}
+	}
+}
+
+func TestFioReal(t *testing.T) {
+	testenv.RequireTool(t, "fio")
+	runReal(t, &Fio{}, probe.Params{"size": "16MiB", "jobs": "read,randwrite"}, 2)
+}
+
+func TestWrkNginxReal(t *testing.T) {
+	testenv.RequireTool(t, "wrk")
+	if _, ok := lookPath("nginx"); !ok {
+		testenv.Unavailable(t, "nginx not installed (scripts/test installs nginx-light)")
+	}
+	env, got := runReal(t, &Wrk{}, probe.Params{"duration": "1s", "connections": "10"}, 1)
+	// Short connections cost a TCP handshake per request: slower than keep-alive.
+	for _, v := range got {
+		if v["short.requests_per_sec"] >= v["keepalive.requests_per_sec"] {
+			t.Logf("short %v ≥ keep-alive %v req/s (possible on a loaded host)", v["short.requests_per_sec"], v["keepalive.requests_per_sec"])
+		}
+	}
+	if env.Command[0] == "" || !strings.HasSuffix(env.Command[0], "wrk") {
+		t.Errorf("command %q", env.Command)
+	}
+}
+
+func TestRedisReal(t *testing.T) {
+	testenv.RequireTool(t, "redis-benchmark")
+	testenv.RequireTool(t, "redis-server")
+	env, _ := runReal(t, &Redis{}, probe.Params{"requests": "20000", "tests": "ping,set,get"}, 2)
+	if !strings.Contains(strings.Join(env.Command, " "), "-P 16 -d 1000 -c 50") {
+		t.Errorf("command %q is not seed 002's", env.Command)
+	}
+}
+
+func TestQperfReal(t *testing.T) {
+	testenv.RequireTool(t, "qperf")
+	runReal(t, &Qperf{}, probe.Params{"tests": "tcp_bw,udp_lat"}, 1)
+}
+
+func TestIperf3Real(t *testing.T) {
+	testenv.RequireTool(t, "iperf3")
+	runReal(t, &Iperf3{}, nil, 2)
+}
+
+func TestSockperfReal(t *testing.T) {
+	testenv.RequireTool(t, "sockperf")
+	runReal(t, &Sockperf{}, probe.Params{"duration": "1s"}, 2)
+	runReal(t, &Sockperf{}, probe.Params{"duration": "1s", "protocol": "tcp"}, 1)
+}
+
+func TestStressNGReal(t *testing.T) {
+	testenv.RequireTool(t, "stress-ng")
+	runReal(t, &StressNG{}, probe.Params{"stressors": "cpu,switch"}, 1)
+}

@@ -1,0 +1,181 @@
+package tools
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/probe"
+)
+
+// paramError is a bad parameter: a usage error naming the probe and the
+// parameter, so the CLI prints one line and exits 2 before anything runs.
+func paramError(probeName, key, format string, args ...any) error {
+	return clierr.Usagef("see `perflab bench list` for "+probeName+"'s parameters",
+		"%s: parameter %s: %s", probeName, key, fmt.Sprintf(format, args...))
+}
+
+// checkKnown rejects keys the probe does not have: a typo must not be
+// silently ignored and recorded as if it had been applied.
+func checkKnown(probeName string, p, defaults probe.Params) error {
+	for k := range p {
+		if _, ok := defaults[k]; !ok {
+			known := make([]string, 0, len(defaults))
+			for d := range defaults {
+				known = append(known, d)
+			}
+			sort.Strings(known)
+			return paramError(probeName, k, "unknown (known: %s)", strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+func intParam(probeName string, p probe.Params, key string, def, lo, hi int) (int, error) {
+	v, err := p.Int(key, def)
+	if err != nil {
+		return 0, paramError(probeName, key, "%q is not an integer", p[key])
+	}
+	if v < lo || v > hi {
+		return 0, paramError(probeName, key, "%d is out of range [%d, %d]", v, lo, hi)
+	}
+	return v, nil
+}
+
+func intsParam(probeName string, p probe.Params, key string, def []int, lo, hi int) ([]int, error) {
+	v, err := p.Ints(key, def)
+	if err != nil {
+		return nil, paramError(probeName, key, "%q is not a comma-separated list of integers", p[key])
+	}
+	if len(v) == 0 {
+		return nil, paramError(probeName, key, "empty list")
+	}
+	out := slices.Clone(v)
+	slices.Sort(out)
+	for i, n := range out {
+		if n < lo || n > hi {
+			return nil, paramError(probeName, key, "%d is out of range [%d, %d]", n, lo, hi)
+		}
+		if i > 0 && out[i-1] == n {
+			return nil, paramError(probeName, key, "%d is listed twice", n)
+		}
+	}
+	return out, nil
+}
+
+func sizeParam(probeName string, p probe.Params, key string, def, lo, hi int64) (int64, error) {
+	v, err := p.Size(key, def)
+	if err != nil {
+		return 0, paramError(probeName, key, "%q is not a size (use e.g. 4096, 64KiB, 256MiB)", p[key])
+	}
+	if v < lo || v > hi {
+		return 0, paramError(probeName, key, "%d bytes is out of range [%d, %d]", v, lo, hi)
+	}
+	return v, nil
+}
+
+// durationParam reads a duration; tools take whole seconds or fractions of
+// them, so the bounds are the tool's.
+func durationParam(probeName string, p probe.Params, key string, def, lo, hi time.Duration) (time.Duration, error) {
+	s, ok := p[key]
+	if !ok || s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, paramError(probeName, key, "%q is not a duration (use e.g. 1s, 2s)", s)
+	}
+	if d < lo || d > hi {
+		return 0, paramError(probeName, key, "%v is out of range [%v, %v]", d, lo, hi)
+	}
+	return d, nil
+}
+
+// wholeSeconds is d for tools that only take integer seconds.
+func wholeSeconds(probeName, key string, d time.Duration) (int, error) {
+	if d%time.Second != 0 {
+		return 0, paramError(probeName, key, "%v: this tool takes whole seconds", d)
+	}
+	return int(d / time.Second), nil
+}
+
+// listParam reads a comma-separated list whose items must be in allowed,
+// keeping the user's order (it is the order the tool runs them).
+func listParam(probeName string, p probe.Params, key, def string, allowed []string) ([]string, error) {
+	v, ok := p[key]
+	if !ok || v == "" {
+		v = def
+	}
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(allowed, f) {
+			return nil, paramError(probeName, key, "%q is not one of %s", f, strings.Join(allowed, ", "))
+		}
+		if slices.Contains(out, f) {
+			return nil, paramError(probeName, key, "%q is listed twice", f)
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, paramError(probeName, key, "empty list")
+	}
+	return out, nil
+}
+
+// cpusParam reads a CPU list ("0-1,4"); "" means no pinning.
+func cpusParam(probeName string, p probe.Params, key string) ([]int, error) {
+	v := strings.TrimSpace(p[key])
+	if v == "" {
+		return nil, nil
+	}
+	cpus, err := cpuset.ParseList(v)
+	if err != nil || len(cpus) == 0 {
+		return nil, paramError(probeName, key, "%q is not a CPU list (use e.g. 0-1,4)", v)
+	}
+	return cpus, nil
+}
+
+// placement is where a client/server probe runs its two sides.
+type placement struct {
+	server, client []int
+}
+
+func placementParams(probeName string, p probe.Params) (placement, error) {
+	var pl placement
+	var err error
+	if pl.server, err = cpusParam(probeName, p, "server_cpus"); err != nil {
+		return pl, err
+	}
+	if pl.client, err = cpusParam(probeName, p, "client_cpus"); err != nil {
+		return pl, err
+	}
+	return pl, nil
+}
+
+// withPlacement adds the server_cpus and client_cpus parameters (empty:
+// the processes inherit perflab's own placement).
+func withPlacement(p probe.Params) probe.Params {
+	p["server_cpus"] = ""
+	p["client_cpus"] = ""
+	return p
+}
+
+// placementNote says where the sides ran, for the run record.
+func placementNote(pl placement) string {
+	side := func(c []int) string {
+		if len(c) == 0 {
+			return "unpinned"
+		}
+		return "CPUs " + cpuset.FormatList(c)
+	}
+	return "placement: server " + side(pl.server) + ", client " + side(pl.client)
+}
+
+func secondsArg(d time.Duration) string {
+	return fmt.Sprintf("%d", int(d/time.Second))
+}

@@ -1,0 +1,103 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/perflab/perflab/internal/probe"
+)
+
+// sysbench is the shared runner of the sysbench probes: finding the binary,
+// learning its version (0.4/0.5 take `--test=NAME --num-threads --max-time
+// --max-requests=0`, 1.0 takes `NAME --threads --time`), running one test
+// and parsing what it printed.
+type sysbench struct {
+	path, version string
+	legacy        bool // 0.4 or 0.5 command-line syntax
+}
+
+// available checks for the binary and learns the version once.
+func (s *sysbench) available(ctx context.Context) error {
+	path, err := need("sysbench")
+	if err != nil {
+		return err
+	}
+	v, err := toolVersion(ctx, "sysbench", path)
+	if err != nil {
+		return err
+	}
+	if !versionAtLeast(v, "0.4") {
+		return tooOld("sysbench", v, "0.4", "older releases lack the tests perflab runs")
+	}
+	s.path, s.version, s.legacy = path, v, !versionAtLeast(v, "1.0")
+	return nil
+}
+
+// argv builds a sysbench command line. dur 0 leaves the time limit out
+// (tests with a fixed amount of work, like mutex).
+func (s *sysbench) argv(test string, threads int, dur time.Duration, opts []string, command string) []string {
+	a := []string{s.path}
+	if s.legacy {
+		a = append(a, "--test="+test, "--num-threads="+strconv.Itoa(threads))
+		if dur > 0 {
+			a = append(a, "--max-time="+secondsArg(dur), "--max-requests=0")
+		}
+	} else {
+		a = append(a, test, "--threads="+strconv.Itoa(threads))
+		if dur > 0 {
+			a = append(a, "--time="+secondsArg(dur))
+		}
+	}
+	a = append(a, opts...)
+	return append(a, command)
+}
+
+// run runs one sysbench test and parses it; it records the command line
+// (the first one as the run's command, the others as notes).
+func (s *sysbench) run(ctx context.Context, env *probe.Env, dir string, argv []string, timeout time.Duration) (*SysbenchResult, error) {
+	recordCommand(env, argv)
+	res, err := runTool(ctx, invocation{tool: "sysbench", argv: argv, dir: dir, timeout: timeout})
+	if err != nil {
+		if te, ok := err.(*ToolError); ok && te.Tail == "" {
+			te.Tail = tail(res.stdout, 3)
+		}
+		return nil, err
+	}
+	r, perr := ParseSysbench(string(res.stdout))
+	if perr != nil {
+		return nil, &ToolError{Tool: "sysbench", Command: argv, ExitCode: res.exitCode, Reason: perr.Error(), Tail: tailOf(res)}
+	}
+	if len(r.Fatal) > 0 {
+		return nil, &ToolError{Tool: "sysbench", Command: argv, ExitCode: res.exitCode, Reason: "reported FATAL: " + r.Fatal[0]}
+	}
+	return r, nil
+}
+
+// recordCommand keeps the exact command line for the run: the first one
+// run becomes Env.Command, later different ones are notes.
+func recordCommand(env *probe.Env, argv []string) {
+	if len(env.Command) == 0 {
+		env.Command = append([]string(nil), argv...)
+		return
+	}
+	if shellJoin(env.Command) == shellJoin(argv) {
+		return
+	}
+	addNote(&env.Notes, "also ran: "+shellJoin(argv))
+}
+
+// need requires a value the parser may have left unset.
+func needValue(r *SysbenchResult, key string, v float64, argv []string) (float64, error) {
+	if !r.Has[key] {
+		return 0, &ToolError{Tool: "sysbench", Command: argv, ExitCode: 0, Reason: fmt.Sprintf("output has no %s", key)}
+	}
+	return v, nil
+}
+
+// toolTimeout bounds a tool run that should take d: generous, so a slow
+// host is not failed, but finite, so a hung tool cannot hang the suite.
+func toolTimeout(d time.Duration) time.Duration {
+	return 3*d + 30*time.Second
+}
