@@ -132,17 +132,17 @@ func (i *Iperf3) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 		gctx, cancel := i.srv.guard(ctx)
 		res, err := runTool(gctx, invocation{tool: "iperf3", argv: argv, dir: i.dir, cpus: i.pl.client, timeout: toolTimeout(i.dur)})
 		cancel()
-		if aerr := i.srv.alive(); aerr != nil {
-			return nil, aerr
-		}
 		// iperf3 -J reports its errors inside the JSON, sometimes with
 		// exit status 0, so parse first.
 		r, perr := ParseIperf3(res.stdout)
 		if perr != nil {
+			if serr := i.srv.failed(perr); serr != perr {
+				return nil, serr
+			}
 			code := res.exitCode
 			return nil, &ToolError{Tool: "iperf3", Command: argv, ExitCode: code, Reason: perr.Error(), Tail: tail(res.stderr, 3)}
 		}
-		if err != nil {
+		if err := i.srv.failed(err); err != nil {
 			return nil, err
 		}
 		if t == "tcp" {

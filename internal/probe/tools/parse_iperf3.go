@@ -25,10 +25,10 @@ type Iperf3Result struct {
 	SentBps, RecvBps float64 // bits per second
 	Retransmits      float64 // TCP
 
-	Seconds             float64 // UDP: receiver's interval
+	Seconds              float64 // UDP: receiver's interval
 	Packets, LostPackets float64 // UDP
-	LostPercent         float64
-	JitterMs            float64
+	LostPercent          float64
+	JitterMs             float64
 }
 
 type iperf3Sum struct {

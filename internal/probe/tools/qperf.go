@@ -150,10 +150,7 @@ func (q *Qperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64
 	res, err := runTool(gctx, invocation{tool: "qperf", argv: argv, dir: q.dir, cpus: q.pl.client,
 		timeout: toolTimeout(time.Duration(len(q.tests)) * q.dur)})
 	cancel()
-	if aerr := q.srv.alive(); aerr != nil {
-		return nil, aerr
-	}
-	if err != nil {
+	if err := q.srv.failed(err); err != nil {
 		return nil, err
 	}
 	r, err := ParseQperf(string(res.stdout) + string(res.stderr))

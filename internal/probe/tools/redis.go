@@ -209,14 +209,13 @@ func (r *Redis) Iterate(ctx context.Context, env *probe.Env) (map[string]float64
 		}()
 	}
 	wg.Wait()
-	if err := r.srv.alive(); err != nil {
-		return nil, err
+	for _, o := range outs {
+		if err := r.srv.failed(o.err); err != nil {
+			return nil, err
+		}
 	}
 	sum := map[string]float64{}
 	for _, o := range outs {
-		if o.err != nil {
-			return nil, o.err
-		}
 		pr, err := ParseRedisBenchmark(string(o.res.stdout))
 		if err != nil {
 			return nil, &ToolError{Tool: "redis-benchmark", Command: argv, ExitCode: o.res.exitCode, Reason: err.Error(), Tail: tailOf(o.res)}

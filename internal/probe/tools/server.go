@@ -358,7 +358,7 @@ func addNote(notes *[]string, n string) {
 
 // guard returns a context that is cancelled when the server exits, so a
 // client that would wait forever for a dead server (redis-benchmark
-// retries without end) stops at once; check alive() after it returns.
+// retries without end) stops at once; check failed() after it returns.
 func (s *server) guard(ctx context.Context) (context.Context, context.CancelFunc) {
 	gctx, cancel := context.WithCancel(ctx)
 	go func() {
@@ -452,4 +452,21 @@ func boundReady(proto string, port int) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// failed turns a client's failure into the server's when the server died:
+// the client usually sees the dead server (connection reset) a moment
+// before its exit is reaped, so give that a second. With clientErr nil it
+// still reports a server that exited meanwhile.
+func (s *server) failed(clientErr error) error {
+	if clientErr != nil {
+		select {
+		case <-s.exited:
+		case <-time.After(time.Second):
+		}
+	}
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return clientErr
 }

@@ -126,10 +126,7 @@ func (s *Sockperf) Iterate(ctx context.Context, env *probe.Env) (map[string]floa
 	gctx, cancel := s.srv.guard(ctx)
 	res, err := runTool(gctx, invocation{tool: "sockperf", argv: argv, dir: s.dir, cpus: s.pl.client, timeout: toolTimeout(s.dur)})
 	cancel()
-	if aerr := s.srv.alive(); aerr != nil {
-		return nil, aerr
-	}
-	if err != nil {
+	if err := s.srv.failed(err); err != nil {
 		return nil, err
 	}
 	r, err := ParseSockperf(string(res.stdout) + string(res.stderr))

@@ -117,10 +117,7 @@ func (o *OLTP) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 	gctx, cancel := o.db.srv.guard(ctx)
 	res, err := runTool(gctx, invocation{tool: "sysbench", argv: argv, dir: env.Dir, cpus: o.pl.client, timeout: toolTimeout(o.dur)})
 	cancel()
-	if err != nil {
-		if aerr := o.db.srv.alive(); aerr != nil {
-			return nil, aerr
-		}
+	if err := o.db.srv.failed(err); err != nil {
 		return nil, err
 	}
 	r, err := ParseSysbench(string(res.stdout))

@@ -216,10 +216,7 @@ func (w *Wrk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, 
 		gctx, cancel := w.srv.guard(ctx)
 		res, err := runTool(gctx, invocation{tool: "wrk", argv: argv, dir: w.dir, cpus: w.pl.client, timeout: toolTimeout(w.dur)})
 		cancel()
-		if aerr := w.srv.alive(); aerr != nil {
-			return nil, aerr
-		}
-		if err != nil {
+		if err := w.srv.failed(err); err != nil {
 			return nil, err
 		}
 		r, err := ParseWrk(string(res.stdout))
