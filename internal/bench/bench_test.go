@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/testenv"
 	"math"
 	"os"
 	"path/filepath"
@@ -423,7 +424,7 @@ func TestPinning(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(orig) < 2 {
-		t.Skip("needs two CPUs to tell pinned from unpinned")
+		testenv.Unavailable(t, "needs two CPUs to tell pinned from unpinned")
 	}
 	target := orig[len(orig)-1]
 	seen := make(chan []int, 1)

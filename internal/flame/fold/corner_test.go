@@ -107,20 +107,29 @@ func TestFoldCornerCases(t *testing.T) {
 	}
 }
 
-// TestRecordCorner writes the reference's output for the corner cases.
+// TestRecordCorner checks that every corner case has the reference's
+// output recorded for every flag set; with PERFLAB_RECORD=1 it (re)records
+// them with inferno-collapse-perf first.
 func TestRecordCorner(t *testing.T) {
-	if os.Getenv("PERFLAB_RECORD") == "" {
-		t.Skip("set PERFLAB_RECORD=1 to record corner-case outputs with inferno-collapse-perf")
+	if os.Getenv("PERFLAB_RECORD") != "" {
+		ref := requireInferno(t)
+		if err := os.MkdirAll("testdata/corner", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, in := range cornerCases {
+			for tag, opt := range flagSets {
+				out := runInferno(t, ref, []byte(in), opt)
+				if err := os.WriteFile(filepath.Join("testdata", "corner", name+"."+tag+".folded"), out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
-	ref := requireInferno(t)
-	if err := os.MkdirAll("testdata/corner", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, in := range cornerCases {
-		for tag, opt := range flagSets {
-			out := runInferno(t, ref, []byte(in), opt)
-			if err := os.WriteFile(filepath.Join("testdata", "corner", name+"."+tag+".folded"), out, 0o644); err != nil {
-				t.Fatal(err)
+	for name := range cornerCases {
+		for tag := range flagSets {
+			p := filepath.Join("testdata", "corner", name+"."+tag+".folded")
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("no recorded reference %s (record with PERFLAB_RECORD=1 go test -run TestRecordCorner)", p)
 			}
 		}
 	}
