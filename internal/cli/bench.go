@@ -33,6 +33,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	var (
 		out                      outputFlags
 		label, cpus, dir, db     string
+		serverCPUs, clientCPUs   string
 		precision                float64
 		maxRuns, minRuns, warmup int
 		budget                   time.Duration
@@ -60,6 +61,7 @@ probes and their parameters.`,
   perflab bench baseline --label node7         # the full pre-production baseline (~10 min)
   perflab bench memory.latency --cpus 1 --param max=64MiB
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
+  perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench list`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,6 +96,12 @@ probes and their parameters.`,
 			}
 			plan, err := probeCatalog().Resolve(args, params)
 			if err != nil {
+				return err
+			}
+			if err := applyPlacement(plan, "server_cpus", "--server-cpus", serverCPUs); err != nil {
+				return err
+			}
+			if err := applyPlacement(plan, "client_cpus", "--client-cpus", clientCPUs); err != nil {
 				return err
 			}
 			// Explicit flags override every entry's own limits; otherwise a
@@ -134,6 +142,8 @@ probes and their parameters.`,
 	f := cmd.Flags()
 	f.StringVar(&label, "label", "", "label the runs (e.g. before, after, node7) for compare")
 	f.StringVar(&cpus, "cpus", "", "pin the probes to these CPUs (list form: 0-3,8)")
+	f.StringVar(&serverCPUs, "server-cpus", "", "pin the servers that tool probes start (nginx, redis-server, mariadbd, …) to these CPUs")
+	f.StringVar(&clientCPUs, "client-cpus", "", "pin the load generators of tool probes (wrk, redis-benchmark, sysbench, …) to these CPUs")
 	f.Float64Var(&precision, "precision", bench.DefaultPrecision, "stop when every 95% CI of the median is within ±this fraction (0 disables)")
 	f.IntVar(&maxRuns, "max-runs", bench.DefaultMaxRuns, "at most this many measured repetitions per probe")
 	f.IntVar(&minRuns, "min-runs", bench.DefaultMinRuns, "at least this many before the precision stop (6 is the fewest with a 95% CI)")
@@ -145,6 +155,32 @@ probes and their parameters.`,
 	f.BoolVar(&noStore, "no-store", false, "print the results without storing the runs")
 	cmd.AddCommand(newBenchListCmd(e))
 	return cmd
+}
+
+// applyPlacement sets a client/server probe parameter from its flag on
+// every planned probe that has it.
+func applyPlacement(plan *bench.Plan, key, flag, value string) error {
+	if value == "" {
+		return nil
+	}
+	list, err := cpuset.ParseList(value)
+	if err != nil || len(list) == 0 {
+		return clierr.Usagef("e.g. "+flag+" 1", "bad %s %q", flag, value)
+	}
+	if err := bench.CheckCPUs(list); err != nil {
+		return clierr.Usagef("", "%s: %s", flag, strings.TrimPrefix(err.Error(), "--cpus: "))
+	}
+	used := false
+	for i := range plan.Items {
+		if _, ok := plan.Items[i].Probe.Defaults(false)[key]; ok {
+			plan.Items[i].Params[key] = cpuset.FormatList(list)
+			used = true
+		}
+	}
+	if !used {
+		return clierr.Usagef("it applies to wrk.nginx, redis-benchmark, sysbench.oltp_point_select, qperf, iperf3 and sockperf", "%s: none of the selected probes starts a server", flag)
+	}
+	return nil
 }
 
 // runBench measures the plan, storing each run as it finishes.

@@ -29,12 +29,12 @@ type FioJob struct {
 
 // FioDir is one direction (read or write) of a job.
 type FioDir struct {
-	IOPS      float64
-	MiBPerSec float64
-	ClatMeanUs,
-	ClatP99Us float64
-	HasP99 bool
-	Ops    float64 // I/Os completed
+	IOPS       float64
+	MiBPerSec  float64
+	ClatMeanUs float64
+	ClatP99Us  float64
+	HasP99     bool
+	Ops        float64 // I/Os completed
 }
 
 type fioJSON struct {

@@ -34,7 +34,8 @@ import (
 // locked to its own OS thread, sets that thread's affinity to the wanted
 // CPUs first, and keeps the goroutine locked until the child has been
 // waited for; it never unlocks, so the thread — whose affinity is now
-// unusual — exits with the goroutine instead of returning to Go's pool.
+// unusual — exits with the goroutine instead of returning to Go's pool
+// (the main thread, which cannot exit, gets its placement back instead).
 // The child and all its descendants are placed from their first
 // instruction, unlike sched_setaffinity on the pid after start, which
 // misses workers forked in between.
@@ -56,23 +57,46 @@ func launch(cmd *exec.Cmd, cpus []int) (<-chan error, error) {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// No UnlockOSThread: see the comment above.
+		// No UnlockOSThread, so the thread exits with the goroutine (see
+		// above) — except the main thread, which Go cannot end and would
+		// park for good with the child's affinity: there the original
+		// placement is restored and the thread handed back once the child
+		// is reaped (its parent-death signal is moot by then).
+		onMain := unix.Gettid() == os.Getpid()
+		var orig unix.CPUSet
+		release := func() {
+			if onMain {
+				if len(cpus) > 0 {
+					_ = unix.SchedSetaffinity(0, &orig)
+				}
+				runtime.UnlockOSThread()
+			}
+		}
 		if len(cpus) > 0 {
+			if err := unix.SchedGetaffinity(0, &orig); err != nil {
+				release()
+				started <- fmt.Errorf("reading CPU affinity: %w", err)
+				return
+			}
 			var set unix.CPUSet
 			for _, c := range cpus {
 				set.Set(c)
 			}
 			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				release()
 				started <- fmt.Errorf("pinning to CPUs %s: %w", cpuset.FormatList(cpus), err)
 				return
 			}
 		}
 		if err := cmd.Start(); err != nil {
+			release()
 			started <- err
 			return
 		}
 		started <- nil
-		done <- cmd.Wait()
+		err := cmd.Wait()
+		release()
+		done <- err
 	}()
 	if err := <-started; err != nil {
 		return nil, err

@@ -88,7 +88,7 @@ func recordCommand(env *probe.Env, argv []string) {
 	addNote(&env.Notes, "also ran: "+shellJoin(argv))
 }
 
-// need requires a value the parser may have left unset.
+// needValue requires a value the parser may have left unset.
 func needValue(r *SysbenchResult, key string, v float64, argv []string) (float64, error) {
 	if !r.Has[key] {
 		return 0, &ToolError{Tool: "sysbench", Command: argv, ExitCode: 0, Reason: fmt.Sprintf("output has no %s", key)}
