@@ -80,7 +80,23 @@ func writeCausesText(tw *errWriter, c *compare.Comparison, p compare.Pair, rs []
 }
 
 func writeTableText(tw *errWriter, c *compare.Comparison, rs []row, style termfmt.Style) {
-	writeTableTextAs(tw, c, rs, style, "suite")
+	// Metric names repeat across probes (read.t1 of memory.bandwidth, read.iops
+	// of fio), so the first column names the probe; the suite is added only
+	// when the comparison spans several.
+	suites := map[string]bool{}
+	for _, r := range rs {
+		suites[r.Suite] = true
+	}
+	named := make([]row, len(rs))
+	copy(named, rs)
+	for i := range named {
+		if len(suites) > 1 && named[i].Suite != "" {
+			named[i].Suite = named[i].Suite + "/" + named[i].Probe
+		} else {
+			named[i].Suite = named[i].Probe
+		}
+	}
+	writeTableTextAs(tw, c, named, style, "probe")
 }
 
 // writeTableTextAs is writeTableText with the first column titled group:
