@@ -30,6 +30,13 @@ func main() {
 	// Ctrl-C and SIGTERM cancel the context: commands save partial work and
 	// restore what they changed before exiting.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal asks for a clean stop; once it has, default handling
+	// is restored so a second Ctrl-C or SIGTERM ends a command stuck in a
+	// read that never returns (a FIFO in a --root tree, a hung NFS mount).
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

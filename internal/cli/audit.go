@@ -73,7 +73,7 @@ func parseFailOn(s string) (audit.Severity, bool, error) {
 	}
 	sev, err := audit.ParseSeverity(s)
 	if err != nil {
-		return 0, false, clierr.Usagef("use none, info, low, medium, high or critical", "--fail-on: %v", err)
+		return 0, false, clierr.Usagef("use none, info, low, medium, high or critical", "--fail-on: unknown severity %q", s)
 	}
 	return sev, true, nil
 }

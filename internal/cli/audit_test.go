@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,13 +15,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
-
-func runAuditCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Execute(context.Background(), args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 // The fixture trees are read in place: audit only reads its root.
 var metalRoot = fixture.Dir("metal")
@@ -69,7 +61,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{"stray argument", []string{"audit", "extra"}, clierr.Usage, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runAuditCLI(t, tc.args...)
+			code, _, stderr := runCLI(t, tc.args...)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, stderr)
 			}
@@ -84,7 +76,7 @@ func TestAuditExitCodes(t *testing.T) {
 }
 
 func TestAuditFormats(t *testing.T) {
-	code, out, _ := runAuditCLI(t, "audit", "--root", metalRoot, "--workload", "jvm", "--format", "json")
+	code, out, _ := runCLI(t, "audit", "--root", metalRoot, "--workload", "jvm", "--format", "json")
 	if code != 0 {
 		t.Fatal(code)
 	}
@@ -96,22 +88,22 @@ func TestAuditFormats(t *testing.T) {
 		t.Errorf("json report: workload %s source %s host %s, %d findings", rep.Workload.Name, rep.Source, rep.Host, len(rep.Findings))
 	}
 
-	_, md, _ := runAuditCLI(t, "audit", "--root", metalRoot, "--workload", "jvm", "--format", "md")
+	_, md, _ := runCLI(t, "audit", "--root", metalRoot, "--workload", "jvm", "--format", "md")
 	if !strings.Contains(md, "| fail | high | `MEM-THP-ENABLED` |") {
 		t.Errorf("markdown lacks the jvm THP row:\n%s", md)
 	}
 
-	_, text, _ := runAuditCLI(t, "audit", "--root", metalRoot, "--workload", "jvm")
+	_, text, _ := runCLI(t, "audit", "--root", metalRoot, "--workload", "jvm")
 	if !strings.Contains(text, "MEM-THP-ENABLED") || !strings.Contains(text, "→ expected always") || strings.Contains(text, "\x1b[") {
 		t.Errorf("text report (not a TTY, so no colour):\n%s", text)
 	}
-	_, verbose, _ := runAuditCLI(t, "audit", "--root", metalRoot, "-v")
+	_, verbose, _ := runCLI(t, "audit", "--root", metalRoot, "-v")
 	if !strings.Contains(verbose, "PASSED") || !strings.Contains(verbose, "NOT APPLICABLE") {
 		t.Errorf("--verbose lists no pass/na:\n%s", verbose)
 	}
 
 	// --trusted turns the mitigation verdict into a performance one.
-	_, trusted, _ := runAuditCLI(t, "audit", "--root", metalRoot, "--trusted", "--format", "json")
+	_, trusted, _ := runCLI(t, "audit", "--root", metalRoot, "--trusted", "--format", "json")
 	var tr audit.Report
 	json.Unmarshal([]byte(trusted), &tr)
 	for _, f := range tr.Findings {
@@ -123,12 +115,12 @@ func TestAuditFormats(t *testing.T) {
 
 func TestAuditColour(t *testing.T) {
 	t.Setenv("PERFLAB_FORCE_COLOR", "1")
-	_, out, _ := runAuditCLI(t, "audit", "--root", metalRoot, "--workload", "web")
+	_, out, _ := runCLI(t, "audit", "--root", metalRoot, "--workload", "web")
 	if !strings.Contains(out, "\x1b[") {
 		t.Error("forced colour not written")
 	}
 	t.Setenv("NO_COLOR", "1")
-	_, out, _ = runAuditCLI(t, "audit", "--root", metalRoot, "--workload", "web")
+	_, out, _ = runCLI(t, "audit", "--root", metalRoot, "--workload", "web")
 	if strings.Contains(out, "\x1b[") {
 		t.Error("colour written with NO_COLOR set")
 	}
@@ -138,7 +130,7 @@ func TestAuditPromFileIsAtomicAndParses(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "perflab.prom")
 	os.WriteFile(path, []byte("old content\n"), 0o644)
-	code, stdout, stderr := runAuditCLI(t, "audit", "--root", metalRoot, "--format", "prom", "-o", path, "--workload", "web", "--fail-on", "high")
+	code, stdout, stderr := runCLI(t, "audit", "--root", metalRoot, "--format", "prom", "-o", path, "--workload", "web", "--fail-on", "high")
 	if code != clierr.Check {
 		t.Fatalf("exit %d (%s), want 1: the textfile is written and the check still fails", code, stderr)
 	}
@@ -162,7 +154,7 @@ func TestAuditPromFileIsAtomicAndParses(t *testing.T) {
 		t.Errorf("temp files left behind: %v", ents)
 	}
 	// A failed write (directory gone) leaves nothing and exits 3.
-	code, _, stderr = runAuditCLI(t, "audit", "--root", metalRoot, "--format", "prom", "-o", filepath.Join(dir, "no", "x.prom"))
+	code, _, stderr = runCLI(t, "audit", "--root", metalRoot, "--format", "prom", "-o", filepath.Join(dir, "no", "x.prom"))
 	if code != clierr.Runtime || !strings.Contains(stderr, "cannot write") {
 		t.Errorf("unwritable -o: exit %d, %s", code, stderr)
 	}
@@ -170,7 +162,7 @@ func TestAuditPromFileIsAtomicAndParses(t *testing.T) {
 
 // perflab audit on the machine running the tests: every rule decides.
 func TestAuditLiveHasNoErrors(t *testing.T) {
-	code, out, stderr := runAuditCLI(t, "audit", "--format", "json")
+	code, out, stderr := runCLI(t, "audit", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -189,29 +181,29 @@ func TestAuditLiveHasNoErrors(t *testing.T) {
 }
 
 func TestRulesCommand(t *testing.T) {
-	code, out, _ := runAuditCLI(t, "rules")
+	code, out, _ := runCLI(t, "rules")
 	if code != 0 || !strings.Contains(out, "CPU-GOVERNOR") || !strings.Contains(out, "rules; 'perflab rules ID'") {
 		t.Errorf("rules list (exit %d):\n%s", code, out)
 	}
 	if n := strings.Count(out, "\n"); n < len(audit.Rules()) {
 		t.Errorf("%d lines for %d rules", n, len(audit.Rules()))
 	}
-	code, out, _ = runAuditCLI(t, "rules", "mem-thp-enabled")
+	code, out, _ = runCLI(t, "rules", "mem-thp-enabled")
 	for _, want := range []string{"MEM-THP-ENABLED", "severity", "knob       /sys/kernel/mm/transparent_hugepage/enabled", "28300", "source"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("rules MEM-THP-ENABLED lacks %q:\n%s", want, out)
 		}
 	}
-	code, _, stderr := runAuditCLI(t, "rules", "NOPE")
+	code, _, stderr := runCLI(t, "rules", "NOPE")
 	if code != clierr.Usage || !strings.Contains(stderr, `no rule "NOPE"`) {
 		t.Errorf("unknown rule: exit %d %s", code, stderr)
 	}
-	code, out, _ = runAuditCLI(t, "rules", "--format", "json")
+	code, out, _ = runCLI(t, "rules", "--format", "json")
 	var docs []ruleDoc
 	if code != 0 || json.Unmarshal([]byte(out), &docs) != nil || len(docs) != len(audit.Rules()) {
 		t.Errorf("rules json: exit %d, %d docs", code, len(docs))
 	}
-	code, out, _ = runAuditCLI(t, "rules", "--workloads")
+	code, out, _ = runCLI(t, "rules", "--workloads")
 	if code != 0 || !strings.Contains(out, "container-host") {
 		t.Errorf("rules --workloads:\n%s", out)
 	}
@@ -230,7 +222,7 @@ func TestAuditOutputToSpecialFile(t *testing.T) {
 		b, _ := os.ReadFile(fifo)
 		got <- b
 	}()
-	code, _, stderr := runAuditCLI(t, "audit", "--root", metalRoot, "--format", "json", "-o", fifo)
+	code, _, stderr := runCLI(t, "audit", "--root", metalRoot, "--format", "json", "-o", fifo)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -241,7 +233,7 @@ func TestAuditOutputToSpecialFile(t *testing.T) {
 	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO was replaced: %v %v", fi.Mode(), err)
 	}
-	code, _, stderr = runAuditCLI(t, "audit", "--root", metalRoot, "-o", os.DevNull)
+	code, _, stderr = runCLI(t, "audit", "--root", metalRoot, "-o", os.DevNull)
 	if fi, _ := os.Stat(os.DevNull); code != 0 || fi.Mode()&os.ModeDevice == 0 {
 		t.Fatalf("-o /dev/null: exit %d (%s), mode %v", code, stderr, fi.Mode())
 	}

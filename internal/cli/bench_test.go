@@ -16,41 +16,6 @@ import (
 	"github.com/perflab/perflab/internal/store"
 )
 
-// perflab runs the CLI in-process and returns the exit code and output.
-func benchCLI(t *testing.T, ctx context.Context, stderr *syncBuffer, args ...string) (int, string, string) {
-	t.Helper()
-	var out bytes.Buffer
-	if stderr == nil {
-		stderr = &syncBuffer{}
-	}
-	code := Execute(ctx, args, strings.NewReader(""), &out, stderr)
-	return code, out.String(), stderr.String()
-}
-
-// syncBuffer is a stderr that a test can watch while the command runs.
-type syncBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	onWrite func(string)
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	n, err := s.b.Write(p)
-	f := s.onWrite
-	s.mu.Unlock()
-	if f != nil {
-		f(string(p))
-	}
-	return n, err
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fastBench is a short, real probe run: syscall cost at 5 ms per iteration.
 var fastBench = []string{"bench", "syscall", "--param", "duration=5ms", "--min-runs", "6", "--max-runs", "6", "--budget", "20s"}
 
@@ -88,7 +53,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "syscall", "--db", newer}, "newer than this perflab"},
 		{[]string{"bench", "syscall", "--db", filepath.Join(dir, "nodir", "x.db")}, "does not exist"},
 	} {
-		code, _, stderr := benchCLI(t, ctx, nil, c.args...)
+		code, _, stderr := runCLIWith(t, ctx, nil, nil, c.args...)
 		if code != clierr.Usage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
@@ -102,11 +67,11 @@ func TestBenchBadInput(t *testing.T) {
 }
 
 func TestBenchList(t *testing.T) {
-	code, out, _ := benchCLI(t, context.Background(), nil, "bench", "list")
+	code, out, _ := runCLIWith(t, context.Background(), nil, nil, "bench", "list")
 	if code != 0 || !strings.Contains(out, "quick") || !strings.Contains(out, "memory.latency") || !strings.Contains(out, "parameters:") {
 		t.Errorf("bench list: exit %d\n%s", code, out)
 	}
-	code, out, _ = benchCLI(t, context.Background(), nil, "bench", "list", "--format", "json")
+	code, out, _ = runCLIWith(t, context.Background(), nil, nil, "bench", "list", "--format", "json")
 	var doc struct{ Suites, Probes []map[string]any }
 	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Suites) == 0 || len(doc.Probes) == 0 {
 		t.Errorf("bench list --format json: exit %d\n%s", code, out)
@@ -119,7 +84,7 @@ func TestBenchStoresAndRunsManage(t *testing.T) {
 	db := filepath.Join(dir, "runs.db")
 	ctx := context.Background()
 
-	code, out, stderr := benchCLI(t, ctx, nil, append(fastBench, "--db", db, "--label", "before", "--format", "json")...)
+	code, out, stderr := runCLIWith(t, ctx, nil, nil, append(fastBench, "--db", db, "--label", "before", "--format", "json")...)
 	if code != 0 {
 		t.Fatalf("bench: exit %d: %s", code, stderr)
 	}
@@ -150,24 +115,24 @@ func TestBenchStoresAndRunsManage(t *testing.T) {
 	id := res[0].ID
 
 	// list, with a label filter and as labels
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "list", "--db", db, "--label", "before")
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "list", "--db", db, "--label", "before")
 	if code != 0 || !strings.Contains(out, id[:12]) || !strings.Contains(out, "syscall") {
 		t.Errorf("runs list: exit %d\n%s", code, out)
 	}
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "list", "--db", db, "--label", "after")
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "list", "--db", db, "--label", "after")
 	if code != 0 || strings.Contains(out, id[:12]) {
 		t.Errorf("runs list --label after shows the run: %s", out)
 	}
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "list", "--db", db, "--labels")
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "list", "--db", db, "--labels")
 	if code != 0 || !strings.Contains(out, "before") {
 		t.Errorf("runs list --labels: %s", out)
 	}
 	// show by prefix: text with units and CI, json with every sample
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "show", id[:6], "--db", db)
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "show", id[:6], "--db", db)
 	if code != 0 || !strings.Contains(out, "±") || !strings.Contains(out, " ns") || !strings.Contains(out, "host activity") {
 		t.Errorf("runs show: exit %d\n%s", code, out)
 	}
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "show", id[:6], "--db", db, "--format", "json")
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "show", id[:6], "--db", db, "--format", "json")
 	var full struct {
 		Samples  []any
 		Monitor  []any
@@ -179,15 +144,15 @@ func TestBenchStoresAndRunsManage(t *testing.T) {
 
 	// export → import into another database, twice (the second skips)
 	exp := filepath.Join(dir, "export.json")
-	if code, _, stderr = benchCLI(t, ctx, nil, "runs", "export", "--db", db, "-o", exp); code != 0 || !strings.Contains(stderr, "1 snapshot") {
+	if code, _, stderr = runCLIWith(t, ctx, nil, nil, "runs", "export", "--db", db, "-o", exp); code != 0 || !strings.Contains(stderr, "1 snapshot") {
 		t.Fatalf("runs export: exit %d %s", code, stderr)
 	}
 	other := filepath.Join(dir, "other.db")
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "import", exp, "--db", other)
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "import", exp, "--db", other)
 	if code != 0 || !strings.Contains(out, "imported 1 run(s)") {
 		t.Errorf("runs import: exit %d %s", code, out)
 	}
-	code, out, _ = benchCLI(t, ctx, nil, "runs", "import", exp, "--db", other)
+	code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "import", exp, "--db", other)
 	if code != 0 || !strings.Contains(out, "imported 0 run(s)") || !strings.Contains(out, "1 already stored") {
 		t.Errorf("second import: exit %d %s", code, out)
 	}
@@ -205,10 +170,10 @@ func TestBenchStoresAndRunsManage(t *testing.T) {
 	st.Close()
 
 	// rm, then the id is gone (exit 2 naming it)
-	if code, out, _ = benchCLI(t, ctx, nil, "runs", "rm", id[:8], "--db", db); code != 0 || !strings.Contains(out, "deleted run "+id[:12]) {
+	if code, out, _ = runCLIWith(t, ctx, nil, nil, "runs", "rm", id[:8], "--db", db); code != 0 || !strings.Contains(out, "deleted run "+id[:12]) {
 		t.Errorf("runs rm: exit %d %s", code, out)
 	}
-	if code, _, stderr = benchCLI(t, ctx, nil, "runs", "show", id[:8], "--db", db); code != clierr.Usage || !strings.Contains(stderr, "no run") {
+	if code, _, stderr = runCLIWith(t, ctx, nil, nil, "runs", "show", id[:8], "--db", db); code != clierr.Usage || !strings.Contains(stderr, "no run") {
 		t.Errorf("show after rm: exit %d %s", code, stderr)
 	}
 }
@@ -232,22 +197,22 @@ func TestRunsImportRefusesBadFilesAndImportsNothing(t *testing.T) {
 		{[]string{good, newer}, "upgrade perflab"},
 		{[]string{filepath.Join(dir, "missing.json")}, "cannot read"},
 	} {
-		code, _, stderr := benchCLI(t, ctx, nil, append([]string{"runs", "import", "--db", db}, c.files...)...)
+		code, _, stderr := runCLIWith(t, ctx, nil, nil, append([]string{"runs", "import", "--db", db}, c.files...)...)
 		if code != clierr.Usage || !strings.Contains(stderr, c.want) {
 			t.Errorf("import %v: exit %d %q, want exit 2 with %q", c.files, code, stderr, c.want)
 		}
 	}
-	code, out, _ := benchCLI(t, ctx, nil, "runs", "list", "--db", db, "--format", "json")
+	code, out, _ := runCLIWith(t, ctx, nil, nil, "runs", "list", "--db", db, "--format", "json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("a refused import stored runs: %s", out)
 	}
-	if code, _, _ := benchCLI(t, ctx, nil, "runs", "import", "--db", db, good); code != 0 {
+	if code, _, _ := runCLIWith(t, ctx, nil, nil, "runs", "import", "--db", db, good); code != 0 {
 		t.Errorf("good file refused: %d", code)
 	}
-	if code, _, stderr := benchCLI(t, ctx, nil, "runs", "rm", "--db", db, "abc", "zzz"); code != clierr.Usage || !strings.Contains(stderr, `no run "zzz"`) {
+	if code, _, stderr := runCLIWith(t, ctx, nil, nil, "runs", "rm", "--db", db, "abc", "zzz"); code != clierr.Usage || !strings.Contains(stderr, `no run "zzz"`) {
 		t.Errorf("rm with a bad id: exit %d %s", code, stderr)
 	}
-	if code, out, _ := benchCLI(t, ctx, nil, "runs", "list", "--db", db); code != 0 || !strings.Contains(out, "abc") {
+	if code, out, _ := runCLIWith(t, ctx, nil, nil, "runs", "list", "--db", db); code != 0 || !strings.Contains(out, "abc") {
 		t.Errorf("rm with one bad id deleted the good one: %s", out)
 	}
 }
@@ -266,11 +231,11 @@ func TestBenchInterruptStoresPartialRun(t *testing.T) {
 			once.Do(func() { time.AfterFunc(400*time.Millisecond, cancel) })
 		}
 	}}
-	code, _, errOut := benchCLI(t, ctx, stderr, "bench", "syscall", "--param", "duration=5ms", "--precision", "0", "--max-runs", "100000", "--budget", "1m", "--db", db, "--dir", scratch)
+	code, _, errOut := runCLIWith(t, ctx, nil, stderr, "bench", "syscall", "--param", "duration=5ms", "--precision", "0", "--max-runs", "100000", "--budget", "1m", "--db", db, "--dir", scratch)
 	if code != clierr.Runtime || !strings.Contains(errOut, "interrupted") || !strings.Contains(errOut, "marked incomplete") {
 		t.Fatalf("exit %d, stderr %q; want 3, interrupted, partial run stored", code, errOut)
 	}
-	code, out, _ := benchCLI(t, context.Background(), nil, "runs", "list", "--db", db, "--format", "json")
+	code, out, _ := runCLIWith(t, context.Background(), nil, nil, "runs", "list", "--db", db, "--format", "json")
 	var runs []struct {
 		Complete bool
 		Stop     string

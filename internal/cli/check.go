@@ -113,6 +113,9 @@ func runCheck(cmd *cobra.Command, e *env, f *checkFlags) error {
 	if f.html == "-" {
 		return clierr.Usagef("use --format html to print the page on standard output", "-o - would mix the HTML report with the summary")
 	}
+	if err := checkOutputPath(f.html); err != nil {
+		return err
+	}
 	if strings.TrimSpace(f.label) == "" {
 		return clierr.Usagef("e.g. --label check", "--label must not be empty")
 	}

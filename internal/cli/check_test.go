@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,13 +10,6 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 )
-
-func checkCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Execute(context.Background(), append([]string{"check"}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 // strictProfile is a workload whose open-files expectation no host meets,
 // so the audit has a failing finding to report on any machine.
@@ -66,7 +58,7 @@ func TestCheckEndToEnd(t *testing.T) {
 	args := append([]string{"--db", db, "-o", html, "--workload", profile, "--format", "json"}, tinyCheck...)
 
 	// First check: audit, measurements, stored, no previous check.
-	code, out, stderr := checkCLI(t, args...)
+	code, out, stderr := runCLI(t, append([]string{"check"}, args...)...)
 	if code != clierr.OK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -105,7 +97,7 @@ func TestCheckEndToEnd(t *testing.T) {
 
 	// Second check: compared with the first, in text.
 	textArgs := append([]string{"--db", db, "-o", html, "--workload", profile}, tinyCheck...)
-	code, out, stderr = checkCLI(t, textArgs...)
+	code, out, stderr = runCLI(t, append([]string{"check"}, textArgs...)...)
 	if code != clierr.OK {
 		t.Fatalf("second check: exit %d\n%s", code, stderr)
 	}
@@ -121,7 +113,7 @@ func TestCheckEndToEnd(t *testing.T) {
 
 	// Third check, JSON: the previous check is the second (2 runs), not
 	// both earlier ones pooled.
-	code, out, stderr = checkCLI(t, args...)
+	code, out, stderr = runCLI(t, append([]string{"check"}, args...)...)
 	if code != clierr.OK {
 		t.Fatalf("third check: exit %d\n%s", code, stderr)
 	}
@@ -138,7 +130,7 @@ func TestCheckEndToEnd(t *testing.T) {
 	}
 
 	// --fail-on: the strict profile fails at low.
-	code, _, stderr = checkCLI(t, "--no-bench", "--workload", profile, "-o", "", "--fail-on", "low")
+	code, _, stderr = runCLI(t, "check", "--no-bench", "--workload", profile, "-o", "", "--fail-on", "low")
 	if code != clierr.Check || !strings.Contains(stderr, "--fail-on low") {
 		t.Errorf("--fail-on low: exit %d, %s", code, stderr)
 	}
@@ -158,7 +150,7 @@ func TestCheckNoBench(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg"))
 	t.Chdir(dir)
-	code, out, stderr := checkCLI(t, "--no-bench", "--format", "md", "--workload", strictProfile(t))
+	code, out, stderr := runCLI(t, "check", "--no-bench", "--format", "md", "--workload", strictProfile(t))
 	if code != clierr.OK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -200,7 +192,7 @@ func TestCheckBadFlags(t *testing.T) {
 		{[]string{"--db", filepath.Join(dir, "no", "such", "dir", "x.db")}, ""},
 		{[]string{"extra"}, "unknown command"},
 	} {
-		code, _, stderr := checkCLI(t, tc.args...)
+		code, _, stderr := runCLI(t, append([]string{"check"}, tc.args...)...)
 		if code != clierr.Usage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("check %v: exit %d, stderr %q; want exit 2 naming %q on one line", tc.args, code, stderr, tc.want)
 		}

@@ -232,7 +232,7 @@ func readSideFile(path string) (compare.Side, error) {
 	if first == '{' {
 		ex, err := run.ReadExport(br)
 		if err != nil {
-			return side, clierr.Usagef("give a file from 'perflab runs export' or 'go test -bench'", "%s: %v", path, err)
+			return side, exportErr(path, err, "give a file from 'perflab runs export' or 'go test -bench'")
 		}
 		if len(ex.Runs) == 0 {
 			return side, clierr.Usagef("", "%s: the export holds no runs", path)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,13 +13,6 @@ import (
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
 )
-
-func runCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Execute(context.Background(), args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 func TestCompareGoBenchFiles(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")

@@ -129,7 +129,8 @@ func newDepsInstallCmd(e *env) *cobra.Command {
 				return nil
 			}
 			if os.Geteuid() != 0 {
-				return clierr.Usagef("run it as root (sudo perflab deps install "+suite+")", "installing packages needs root")
+				// Exit 3 like every other "needs root" (tune, irq, profile -a).
+				return clierr.Runtimef("run it as root (sudo perflab deps install "+suite+")", "installing packages needs root")
 			}
 			if pm == "apt" {
 				upd := exec.CommandContext(cmd.Context(), "apt-get", "update", "-qq")

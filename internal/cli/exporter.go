@@ -35,6 +35,9 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 			if interval < time.Second {
 				return clierr.Usagef("e.g. --interval 60s", "--interval %s is too short", interval)
 			}
+			if err := checkListen(listen); err != nil {
+				return err
+			}
 			w, err := resolveWorkload(workload)
 			if err != nil {
 				return err
@@ -45,12 +48,18 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 				return err
 			}
 			cfg := exporter.Config{FS: fs, Workload: w, Interval: interval, Version: Version, Tune: tune.Host{FS: fs}}
-			if st, err := store.Open(db); err == nil {
+			st, err := openStore(db)
+			switch {
+			case err == nil:
 				defer st.Close()
 				cfg.Runs = func(ctx context.Context) ([]*run.Run, error) {
 					return st.Runs(ctx, store.Filter{Limit: 500})
 				}
-			} else {
+			case cmd.Flags().Changed("db"):
+				// A --db named on purpose that cannot be read is a mistake
+				// to report now, not a daemon silently without bench series.
+				return err
+			default:
 				fmt.Fprintf(e.stderr, "perflab: no bench results exported: %v\n", err)
 			}
 			x := exporter.New(cfg)
@@ -74,4 +83,18 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
 	cmd.Flags().StringVar(&db, "db", "", "bench store (default: $XDG_DATA_HOME/perflab/perflab.db)")
 	return cmd
+}
+
+// checkListen rejects a --listen that is not host:port before anything is
+// collected; a taken port is still found by the listen itself.
+func checkListen(addr string) error {
+	const hint = "give host:port, e.g. --listen 127.0.0.1:9567"
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return clierr.Usagef(hint, "bad --listen %q: %v", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return clierr.Usagef(hint, "bad --listen %q: port %q is not a TCP port", addr, port)
+	}
+	return nil
 }

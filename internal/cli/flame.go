@@ -82,6 +82,9 @@ func graphFormat(cmd *cobra.Command, o *outputFlags, def string) (string, error)
 	if cmd.Flags().Changed("format") {
 		return o.format, o.validate()
 	}
+	if err := checkOutputPath(o.output); err != nil {
+		return "", err
+	}
 	ext := strings.ToLower(filepath.Ext(o.output))
 	switch {
 	case strings.HasSuffix(strings.ToLower(o.output), ".speedscope.json") || ext == ".json":
@@ -256,11 +259,12 @@ func finishFold(e *env, res *fold.Result, out *outputFlags) error {
 		return err
 	}
 	if n := st.WeirdEvents + st.WeirdStacks; n > 0 {
-		return clierr.Runtimef("the input may be truncated or not perf script output; the stacks read were written",
+		// Corrupt input is bad input (exit 2) even when part of it folded.
+		return clierr.Usagef("the input may be truncated or not perf script output; the stacks read were written",
 			"%d lines not understood (first: %q)", n, st.FirstWeird)
 	}
 	if st.Unterminated {
-		return clierr.Runtimef("perf script ends every line with a newline; the stacks read were written",
+		return clierr.Usagef("perf script ends every line with a newline; the stacks read were written",
 			"the input ends in the middle of a line: truncated?")
 	}
 	return nil

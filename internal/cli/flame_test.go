@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,16 +11,6 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 )
-
-func runFlameCLI(t *testing.T, stdin io.Reader, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	if stdin == nil {
-		stdin = strings.NewReader("")
-	}
-	code := Execute(context.Background(), args, stdin, &out, &errb)
-	return out.String(), errb.String(), code
-}
 
 func gunzipFile(t *testing.T, p string) []byte {
 	t.Helper()
@@ -43,11 +32,11 @@ const foldData = "../flame/fold/testdata/"
 func TestFlameFoldCLIMatchesReference(t *testing.T) {
 	in := gunzipFile(t, foldData+"redis-pidtid.perf.txt.gz")
 	want := gunzipFile(t, foldData+"expected/redis-pidtid.tid+all+addrs.folded.gz")
-	out, stderr, code := runFlameCLI(t, bytes.NewReader(in), "flame", "fold", "--tid", "--all", "--addrs")
+	code, out, stderr := runCLIWith(t, nil, bytes.NewReader(in), nil, "flame", "fold", "--tid", "--all", "--addrs")
 	if code != 0 || out != string(want) {
 		t.Fatalf("code %d stderr %q; output differs from the reference (%d vs %d bytes)", code, stderr, len(out), len(want))
 	}
-	_, stderr, code = runFlameCLI(t, bytes.NewReader(gunzipFile(t, foldData+"mixed-events.perf.txt.gz")), "flame", "fold")
+	code, _, stderr = runCLIWith(t, nil, bytes.NewReader(gunzipFile(t, foldData+"mixed-events.perf.txt.gz")), nil, "flame", "fold")
 	if code != 0 || !strings.Contains(stderr, `folded only "cpu-clock" samples; skipped`) {
 		t.Fatalf("mixed events: code %d, stderr %q", code, stderr)
 	}
@@ -61,10 +50,10 @@ func TestFlameFoldCLIRejectsBadInput(t *testing.T) {
 	}{
 		"empty":     {"", clierr.Usage, "no samples"},
 		"garbage":   {"GET / HTTP/1.1\nHost: x\n", clierr.Usage, "not perf script output"},
-		"truncated": {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 ma", clierr.Runtime, "truncated"},
-		"cut line":  {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 main (/x\n\n", clierr.Runtime, "not understood"},
+		"truncated": {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 ma", clierr.Usage, "truncated"},
+		"cut line":  {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 main (/x\n\n", clierr.Usage, "not understood"},
 	} {
-		_, stderr, code := runFlameCLI(t, strings.NewReader(c.in), "flame", "fold")
+		code, _, stderr := runCLIWith(t, nil, strings.NewReader(c.in), nil, "flame", "fold")
 		if code != c.code || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%s: code %d, stderr %q", name, code, stderr)
 		}
@@ -80,7 +69,7 @@ func TestFlameRenderDiffSpeedscopeCLI(t *testing.T) {
 
 	for _, ext := range []string{"svg", "html", "speedscope.json", "folded"} {
 		o := filepath.Join(dir, "g."+ext)
-		if _, stderr, code := runFlameCLI(t, nil, "flame", "render", after, "-o", o, "--title", "t"); code != 0 {
+		if code, _, stderr := runCLIWith(t, nil, nil, nil, "flame", "render", after, "-o", o, "--title", "t"); code != 0 {
 			t.Fatalf("render %s: %d %s", ext, code, stderr)
 		}
 		b, _ := os.ReadFile(o)
@@ -88,7 +77,7 @@ func TestFlameRenderDiffSpeedscopeCLI(t *testing.T) {
 			t.Fatalf("%s lacks the frames", ext)
 		}
 	}
-	out, stderr, code := runFlameCLI(t, nil, "flame", "diff", before, after, "-o", filepath.Join(dir, "d.svg"), "--top", "3")
+	code, out, stderr := runCLIWith(t, nil, nil, nil, "flame", "diff", before, after, "-o", filepath.Join(dir, "d.svg"), "--top", "3")
 	if code != 0 || !strings.Contains(out, "ClientHandshaker.processMessage") || !strings.Contains(out, "1.15% →  23.98%") {
 		t.Fatalf("diff: code %d stderr %q\n%s", code, stderr, out)
 	}
@@ -96,14 +85,14 @@ func TestFlameRenderDiffSpeedscopeCLI(t *testing.T) {
 	if !bytes.Contains(svg, []byte("Differential Flame Graph")) || !bytes.Contains(svg, []byte("rgb(255,0,0)")) {
 		t.Fatal("differential SVG should title itself and colour the largest growth saturated red")
 	}
-	out, stderr, code = runFlameCLI(t, nil, "flame", "diff", before, after, "--format", "folded")
+	code, out, stderr = runCLIWith(t, nil, nil, nil, "flame", "diff", before, after, "--format", "folded")
 	if code != 0 || !strings.HasPrefix(out, "java;run;ClientHandshaker.processMessage;serverHello 115 0\n") || !strings.Contains(stderr, "processMessage") {
 		t.Fatalf("folded diff to stdout, table to stderr: %d\n%s\n%s", code, out, stderr)
 	}
-	if _, _, code := runFlameCLI(t, nil, "flame", "render", filepath.Join(dir, "missing")); code != clierr.Usage {
+	if code, _, _ := runCLIWith(t, nil, nil, nil, "flame", "render", filepath.Join(dir, "missing")); code != clierr.Usage {
 		t.Fatalf("missing file: %d", code)
 	}
-	out, _, code = runFlameCLI(t, strings.NewReader("a;b 3\n"), "flame", "speedscope", "--unit", "nanoseconds")
+	code, out, _ = runCLIWith(t, nil, strings.NewReader("a;b 3\n"), nil, "flame", "speedscope", "--unit", "nanoseconds")
 	if code != 0 || !strings.Contains(out, `"unit":"nanoseconds"`) || !strings.Contains(out, "speedscope.app/file-format-schema.json") {
 		t.Fatalf("speedscope: %d %s", code, out)
 	}

@@ -172,6 +172,9 @@ func newIrqPinCmd(e *env) *cobra.Command {
   perflab irq pin eth0 --cpus 4-7 --rps --xps --yes   # then: perflab tune revert`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cpus == "" {
+				return clierr.Usagef("e.g. --cpus 4-7 (one IRQ per CPU; see 'perflab irq show "+args[0]+"' for the NIC's NUMA node)", "--cpus is required")
+			}
 			list, err := cpuset.ParseList(cpus)
 			if err != nil || len(list) == 0 {
 				return clierr.Usagef("e.g. --cpus 4-7 or --cpus 0,2,4", "bad --cpus %q", cpus)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // outputFlags are --format and -o, shared by every reporting command.
@@ -32,10 +33,31 @@ func (o *outputFlags) register(cmd *cobra.Command, def string, allowed ...string
 func (o *outputFlags) validate() error {
 	for _, a := range o.allowed {
 		if o.format == a {
-			return nil
+			return checkOutputPath(o.output)
 		}
 	}
 	return clierr.Usagef("use one of "+strings.Join(o.allowed, ", "), "unknown --format %q", o.format)
+}
+
+// checkOutputPath fails early for an -o the report could never be written
+// to, so a bench or profile does not measure for minutes and then lose its
+// result at the final rename.
+func checkOutputPath(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return clierr.Usagef("give a file name, e.g. -o "+filepath.Join(path, "report"), "-o %s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil || !fi.IsDir():
+		return clierr.Runtimef("create the directory or choose another -o", "cannot write %s: directory %s does not exist", path, dir)
+	case unix.Access(dir, unix.W_OK) != nil:
+		return clierr.Runtimef("choose a writable directory, or run as a user who may write there", "cannot write %s: directory %s is not writable", path, dir)
+	}
+	return nil
 }
 
 // open returns the writer for the report and a commit function. With -o the

@@ -33,7 +33,7 @@ func TestProfileEndToEnd(t *testing.T) {
 	}
 	for _, ext := range []string{"svg", "html"} {
 		o := filepath.Join(dir, "p."+ext)
-		out, stderr, code := runFlameCLI(t, nil, "profile", "-F", "999", "-o", o, "--", bin, "150000")
+		code, out, stderr := runCLIWith(t, nil, nil, nil, "profile", "-F", "999", "-o", o, "--", bin, "150000")
 		if code != 0 || !strings.Contains(out, "leaf_mix") || !strings.Contains(out, "wrote "+o) {
 			t.Fatalf("profile: code %d\nstdout %s\nstderr %s", code, out, stderr)
 		}
@@ -69,7 +69,7 @@ func TestProfileUsageErrors(t *testing.T) {
 		{"profile", "--colors", "rainbow", "--", "true"},
 		{"profile", "ls"},
 	} {
-		_, stderr, code := runFlameCLI(t, nil, args...)
+		code, _, stderr := runCLIWith(t, nil, nil, nil, args...)
 		if code != clierr.Usage || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: code %d stderr %q", args, code, stderr)
 		}

@@ -50,7 +50,29 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 	})
 	root.AddCommand(commands(e)...)
 	root.SetHelpCommandGroupID("")
+	root.InitDefaultCompletionCmd()
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// rejectUnknownSubcommands makes a command that only groups subcommands
+// (flame, tune, irq, completion) fail on an unknown one: cobra would print
+// the help and exit 0, so `perflab tune aply web` in a script would look
+// like success.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return clierr.Usagef("see '"+c.CommandPath()+" --help'", "unknown command %q for %q", args[0], c.CommandPath())
+		}
+		return c.Help()
+	}
 }
 
 // Execute runs perflab with args and returns the process exit code. Errors

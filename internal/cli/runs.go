@@ -439,13 +439,18 @@ func readExportFile(path string, stdin io.Reader) (*run.Export, error) {
 	}
 	ex, err := run.ReadExport(r)
 	if err != nil {
-		hint := "it must be a file written by 'perflab runs export'"
-		if errors.Is(err, run.ErrNewerSchema) || errors.Is(err, snapshot.ErrNewerSchema) {
-			hint = "upgrade perflab to read it"
-		}
-		return nil, clierr.Usagef(hint, "%s: %v", path, err)
+		return nil, exportErr(path, err, "it must be a file written by 'perflab runs export'")
 	}
 	return ex, nil
+}
+
+// exportErr is the usage error for a run export that cannot be read: hint
+// for a corrupt or foreign file, an upgrade for a newer perflab's export.
+func exportErr(path string, err error, hint string) error {
+	if errors.Is(err, run.ErrNewerSchema) || errors.Is(err, snapshot.ErrNewerSchema) {
+		hint = "upgrade perflab to read it"
+	}
+	return clierr.Usagef(hint, "%s: %v", path, err)
 }
 
 func newRunsRmCmd(e *env, db *string) *cobra.Command {

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,15 +12,8 @@ import (
 	"github.com/perflab/perflab/internal/testenv"
 )
 
-func runSnapshotCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Execute(context.Background(), append([]string{"snapshot"}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 func TestSnapshotCLIJSONRoundTrip(t *testing.T) {
-	code, out, stderr := runSnapshotCLI(t, "--root", fixture.Dir("metal"), "--format", "json")
+	code, out, stderr := runCLI(t, "snapshot", "--root", fixture.Dir("metal"), "--format", "json")
 	if code != clierr.OK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -40,7 +31,7 @@ func TestSnapshotCLIJSONRoundTrip(t *testing.T) {
 
 func TestSnapshotCLIOutputFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "host.json")
-	code, out, stderr := runSnapshotCLI(t, "--root", fixture.Dir("metal"), "--format", "json", "-o", path)
+	code, out, stderr := runCLI(t, "snapshot", "--root", fixture.Dir("metal"), "--format", "json", "-o", path)
 	if code != clierr.OK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -60,7 +51,7 @@ func TestSnapshotCLIOutputFile(t *testing.T) {
 }
 
 func TestSnapshotCLIText(t *testing.T) {
-	code, out, stderr := runSnapshotCLI(t, "--root", fixture.Dir("metal"), "--verbose")
+	code, out, stderr := runCLI(t, "snapshot", "--root", fixture.Dir("metal"), "--verbose")
 	if code != clierr.OK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -75,7 +66,7 @@ func TestSnapshotCLIText(t *testing.T) {
 }
 
 func TestSnapshotCLIPID(t *testing.T) {
-	code, out, stderr := runSnapshotCLI(t, "--root", fixture.Dir("metal"), "--format", "json", "--pid", "4243")
+	code, out, stderr := runCLI(t, "snapshot", "--root", fixture.Dir("metal"), "--format", "json", "--pid", "4243")
 	if code != clierr.OK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -105,7 +96,7 @@ func TestSnapshotCLIBadInput(t *testing.T) {
 		{[]string{"--pid", "-3"}, "not a process ID"},
 		{[]string{"extra-arg"}, "unknown command"},
 	} {
-		code, out, stderr := runSnapshotCLI(t, c.args...)
+		code, out, stderr := runCLI(t, append([]string{"snapshot"}, c.args...)...)
 		if code != clierr.Usage {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", c.args, code, clierr.Usage, stderr)
 		}
@@ -122,7 +113,7 @@ func TestSnapshotCLILive(t *testing.T) {
 	if _, err := os.Stat("/proc/self/mountinfo"); err != nil {
 		testenv.Unavailable(t, "needs a Linux /proc")
 	}
-	code, out, stderr := runSnapshotCLI(t, "--format", "json")
+	code, out, stderr := runCLI(t, "snapshot", "--format", "json")
 	if code != clierr.OK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -72,12 +72,12 @@ func (b *Bench) Collect(ch chan<- prometheus.Metric) {
 			}
 			sum := stats.Summarize(xs)
 			labels := []string{r.Probe, m.Name, m.Unit, string(m.Better), r.Label}
-			ch <- prometheus.MustNewConstMetric(benchMedianDesc, prometheus.GaugeValue, sum.Median, labels...)
+			ch <- constGauge(benchMedianDesc, sum.Median, labels...)
 			if sum.HasCI && sum.Median != 0 {
-				ch <- prometheus.MustNewConstMetric(benchCIDesc, prometheus.GaugeValue, (sum.Hi-sum.Lo)/2/abs(sum.Median), labels...)
+				ch <- constGauge(benchCIDesc, (sum.Hi-sum.Lo)/2/abs(sum.Median), labels...)
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(benchTimeDesc, prometheus.GaugeValue, float64(r.Ended.UnixNano())/1e9, r.Probe, r.Label)
+		ch <- constGauge(benchTimeDesc, float64(r.Ended.UnixNano())/1e9, r.Probe, r.Label)
 	}
 }
 

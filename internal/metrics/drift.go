@@ -49,7 +49,7 @@ func (d *Drift) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, x := range d.drift {
-		ch <- prometheus.MustNewConstMetric(driftDesc, prometheus.GaugeValue, b2f(!x.OK), x.Kind, x.Target, x.Rule)
+		ch <- constGauge(driftDesc, b2f(!x.OK), x.Kind, x.Target, x.Rule)
 	}
-	ch <- prometheus.MustNewConstMetric(tunedDesc, prometheus.GaugeValue, float64(len(d.drift)))
+	ch <- constGauge(tunedDesc, float64(len(d.drift)))
 }

@@ -63,10 +63,10 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 			v = 1
 		}
 		counts[x.Status]++
-		ch <- prometheus.MustNewConstMetric(ruleFailedDesc, prometheus.GaugeValue, v, x.Rule, x.Severity.String(), f.workload, x.Area)
+		ch <- constGauge(ruleFailedDesc, v, x.Rule, x.Severity.String(), f.workload, x.Area)
 	}
 	for st, n := range counts {
-		ch <- prometheus.MustNewConstMetric(findingsDesc, prometheus.GaugeValue, float64(n), string(st), f.workload)
+		ch <- constGauge(findingsDesc, float64(n), string(st), f.workload)
 	}
-	ch <- prometheus.MustNewConstMetric(snapshotTimeDesc, prometheus.GaugeValue, f.taken)
+	ch <- constGauge(snapshotTimeDesc, f.taken)
 }

@@ -91,7 +91,7 @@ func (k *Knobs) Collect(ch chan<- prometheus.Metric) {
 	for _, n := range names {
 		cur := VulnerabilityState(s.Kernel.Vulnerabilities[n])
 		for _, st := range vulnStates {
-			ch <- prometheus.MustNewConstMetric(vulnDesc, prometheus.GaugeValue, b2f(st == cur), n, st)
+			ch <- constGauge(vulnDesc, b2f(st == cur), n, st)
 		}
 	}
 }
@@ -137,7 +137,7 @@ func collectGovernors(ch chan<- prometheus.Metric, s *snapshot.Snapshot) {
 	sort.Ints(cpus)
 	for _, c := range cpus {
 		for _, g := range govs {
-			ch <- prometheus.MustNewConstMetric(governorDesc, prometheus.GaugeValue, b2f(byCPU[c] == g), strconv.Itoa(c), g)
+			ch <- constGauge(governorDesc, b2f(byCPU[c] == g), strconv.Itoa(c), g)
 		}
 	}
 }
@@ -157,7 +157,7 @@ func enum(ch chan<- prometheus.Metric, d *prometheus.Desc, values []string, curr
 			continue
 		}
 		seen[v] = true
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, b2f(v == current), v)
+		ch <- constGauge(d, b2f(v == current), v)
 	}
 }
 

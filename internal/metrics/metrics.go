@@ -11,6 +11,8 @@ package metrics
 
 import (
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/snapshot"
@@ -49,4 +51,18 @@ func WriteText(w io.Writer, g prometheus.Gatherer) error {
 		}
 	}
 	return nil
+}
+
+// constGauge is prometheus.MustNewConstMetric for a gauge whose label values
+// come from the host or the run store. Label values must be UTF-8, and a
+// corrupt sysfs file or a binary run label is not: such a value is repaired
+// (invalid bytes become U+FFFD) so one bad fact cannot take down the whole
+// exposition.
+func constGauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 }

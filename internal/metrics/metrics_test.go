@@ -201,3 +201,26 @@ func TestEmptyCollectors(t *testing.T) {
 		t.Errorf("families %v", mfs)
 	}
 }
+
+// A corrupt sysfs file yields a knob value that is not UTF-8; the
+// exposition must still render (the value repaired), not fail with a
+// collector panic for the whole textfile.
+func TestInvalidUTF8KnobValue(t *testing.T) {
+	fs, err := hostfs.New(fixture.Dir("metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.Collect(fs, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Memory.THP.Enabled = "alw\xffays"
+	s.Kernel.Clocksource = "\x87tsc"
+	var b bytes.Buffer
+	if err := WriteText(&b, NewRegistry("dev", s, "general", nil)); err != nil {
+		t.Fatalf("WriteText with a non-UTF-8 knob value: %v", err)
+	}
+	mfs := parse(t, b.Bytes())
+	oneHot(t, "thp_enabled", enumValues(mfs["perflab_thp_enabled"], "mode", nil), "alw\uFFFDays")
+	oneHot(t, "clocksource", enumValues(mfs["perflab_clocksource"], "clocksource", nil), "\uFFFDtsc")
+}

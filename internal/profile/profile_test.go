@@ -130,3 +130,28 @@ func TestRecordJIT(t *testing.T) {
 		t.Fatalf("event %q folded %q", p.Event, p.Fold.Stats.Event)
 	}
 }
+
+// perf's refusal is a dozen lines of advice ending with /etc/sysctl.conf;
+// the one-line error must carry the line that names the problem.
+func TestPerfFailureNamesTheProblem(t *testing.T) {
+	paranoid := `Error:
+Access to performance monitoring and observability operations is limited.
+Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open
+access to performance monitoring and observability operations for processes
+perf_event_paranoid setting is 2:
+>= 2: Disallow kernel profiling
+To make the adjusted perf_event_paranoid setting permanent preserve it
+in /etc/sysctl.conf (e.g. kernel.perf_event_paranoid = <setting>)
+`
+	err := perfFailure("perf record", nil, paranoid)
+	if msg := err.Error(); !strings.Contains(msg, "Access to performance monitoring") || strings.Contains(msg, "sysctl.conf") || !strings.Contains(msg, "lower kernel.perf_event_paranoid") {
+		t.Errorf("paranoid refusal: %q", msg)
+	}
+	if clierr.Code(err) != clierr.Runtime {
+		t.Errorf("exit code %d, want %d", clierr.Code(err), clierr.Runtime)
+	}
+	err = perfFailure("perf record", nil, "[ perf record: Woken up 1 times ]\nfailed to mmap with 12 (Cannot allocate memory)\n")
+	if msg := err.Error(); !strings.Contains(msg, "failed to mmap") {
+		t.Errorf("plain failure: %q", msg)
+	}
+}

@@ -86,7 +86,13 @@ func Record(ctx context.Context, r *Readiness, opt Options) (*Profile, error) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // perf writes its data on SIGINT
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Stdout = opt.Stderr
-	cmd.Stderr = io.MultiWriter(&perfErr, opt.Stderr)
+	cmd.Stderr = &perfErr
+	if len(opt.Command) > 0 {
+		// The profiled command inherits perf's stderr: its output is the
+		// user's. With -p or -a only perf writes there, and its multi-line
+		// advice is condensed into the one-line error below instead.
+		cmd.Stderr = io.MultiWriter(&perfErr, opt.Stderr)
+	}
 	start := time.Now()
 	runErr := cmd.Run()
 	p.Elapsed = time.Since(start)
@@ -144,12 +150,7 @@ func pickEvent(ctx context.Context, perf string) (string, string) {
 // perfFailure turns a failed perf run into one line with perf's own last
 // words, which usually name the problem.
 func perfFailure(what string, err error, stderr string) error {
-	last := ""
-	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "[ perf record") {
-			last = l
-		}
-	}
+	last := perfLastWords(stderr)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
@@ -160,8 +161,28 @@ func perfFailure(what string, err error, stderr string) error {
 		last = err.Error()
 	}
 	hint := "run `perflab audit` to check perf_event_paranoid and kptr_restrict"
-	if strings.Contains(last, "Permission denied") || strings.Contains(last, "paranoid") {
+	if strings.Contains(last, "Permission denied") || strings.Contains(stderr, "paranoid") {
 		hint = "run as root or lower kernel.perf_event_paranoid (see `perflab audit`)"
 	}
 	return clierr.Runtimef(hint, "%s failed: %s", what, last)
+}
+
+// perfLastWords picks the line of perf's stderr that names the problem:
+// the one after "Error:" when perf prints its multi-line advice (the last
+// line there is about /etc/sysctl.conf), otherwise the last line.
+func perfLastWords(stderr string) string {
+	last, afterError := "", false
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || strings.HasPrefix(l, "[ perf record"):
+		case l == "Error:":
+			afterError = true
+		case afterError:
+			return l
+		default:
+			last = l
+		}
+	}
+	return last
 }

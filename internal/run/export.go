@@ -93,7 +93,7 @@ func ReadExport(r io.Reader) (*Export, error) {
 		return nil, errors.New("not a perflab run export: no \"schema\" field")
 	}
 	if *head.Schema > Schema {
-		return nil, fmt.Errorf("%w: file has schema %d, this perflab reads up to %d (upgrade perflab)", ErrNewerSchema, *head.Schema, Schema)
+		return nil, fmt.Errorf("%w: file has schema %d, this perflab reads up to %d", ErrNewerSchema, *head.Schema, Schema)
 	}
 	if *head.Schema < 1 {
 		return nil, fmt.Errorf("not a perflab run export: schema %d", *head.Schema)

@@ -25,10 +25,16 @@ func Decode(r io.Reader) (*Snapshot, error) {
 // Unmarshal parses snapshot JSON; see Decode.
 func Unmarshal(data []byte) (*Snapshot, error) {
 	var probe struct {
-		Schema *int `json:"schema"`
+		Schema *int   `json:"schema"`
+		Kind   string `json:"kind"` // set by other perflab documents, never by a snapshot
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("not a perflab snapshot: %w", err)
+	}
+	if probe.Kind != "" {
+		// A run export also has a "schema", and decoding it as a snapshot
+		// would succeed with every fact empty.
+		return nil, fmt.Errorf("not a perflab snapshot: it is a %q document", probe.Kind)
 	}
 	if probe.Schema == nil {
 		return nil, errors.New("not a perflab snapshot: no \"schema\" field")

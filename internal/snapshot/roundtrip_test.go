@@ -51,3 +51,20 @@ func diffFields(t *testing.T, a, b reflect.Value, path string) {
 		}
 	}
 }
+
+// Other perflab documents carry a "schema" too; a run export must not
+// decode as a snapshot with every fact empty (audit would then pass it).
+func TestUnmarshalRejectsOtherDocuments(t *testing.T) {
+	for _, doc := range []string{
+		`{"kind": "perflab-runs", "schema": 1, "runs": []}`,
+		`{"schema": 1, "kind": "anything"}`,
+		`{"kind": "perflab-runs"}`,
+	} {
+		if s, err := Unmarshal([]byte(doc)); err == nil {
+			t.Errorf("%s decoded as a snapshot: %+v", doc, s.Host)
+		}
+	}
+	if _, err := Unmarshal([]byte(`{"schema": 1, "id": "x"}`)); err != nil {
+		t.Errorf("minimal snapshot: %v", err)
+	}
+}

@@ -70,7 +70,7 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) version(ctx context.Context) (int, error) {
 	rows, err := s.db.QueryContext(ctx, s.d.tablesQuery())
 	if err != nil {
-		return 0, fmt.Errorf("cannot read the database (is it a perflab SQLite database?): %w", err)
+		return 0, openErr(err)
 	}
 	tables := map[string]bool{}
 	for rows.Next() {
@@ -83,7 +83,7 @@ func (s *Store) version(ctx context.Context) (int, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("cannot read the database (is it a perflab SQLite database?): %w", err)
+		return 0, openErr(err)
 	}
 	if !tables["schema_version"] {
 		if len(tables) > 0 {
@@ -124,4 +124,28 @@ func (s *Store) step(ctx context.Context, v int) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// SQLite's primary result codes that say why a file could not be opened.
+const (
+	sqliteReadOnly = 8
+	sqliteCantOpen = 14
+	sqliteNotADB   = 26
+)
+
+// openErr tells the two reasons a database cannot be read apart: the file
+// is not SQLite at all (the user named the wrong file), or SQLite may not
+// open it read-write (a file or directory the user may not write; the WAL
+// journal needs both).
+func openErr(err error) error {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case sqliteNotADB:
+			return fmt.Errorf("%w: the file is not a SQLite database", ErrNotPerflab)
+		case sqliteReadOnly, sqliteCantOpen:
+			return fmt.Errorf("cannot open the database read-write, which perflab needs (permission on the file and its directory?): %w", err)
+		}
+	}
+	return fmt.Errorf("cannot read the database (is it a perflab SQLite database?): %w", err)
 }

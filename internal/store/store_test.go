@@ -308,7 +308,7 @@ func TestOpenRefusesBadTargets(t *testing.T) {
 		{filepath.Join(dir, "missing", "x.db"), "does not exist"},
 		{dir, "is a directory"},
 		{foreign, "not a perflab database"},
-		{garbage, "cannot read the database"},
+		{garbage, "not a SQLite database"},
 		{"postgres://u@localhost/perflab", "not supported"},
 	} {
 		s, err := Open(c.dsn)
@@ -320,6 +320,11 @@ func TestOpenRefusesBadTargets(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Open(%s): %v, want it to say %q", c.dsn, err, c.want)
 		}
+	}
+	// Not SQLite at all is the user's wrong path (exit 2), not a failure
+	// of the database.
+	if _, err := Open(garbage); !errors.Is(err, ErrNotPerflab) {
+		t.Errorf("Open(garbage): %v, want ErrNotPerflab", err)
 	}
 	if b, _ := os.ReadFile(garbage); !strings.HasPrefix(string(b), "not sqlite") {
 		t.Error("Open overwrote a file that is not a database")

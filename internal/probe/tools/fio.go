@@ -104,17 +104,10 @@ func (f *Fio) Metrics(p probe.Params) ([]run.Metric, error) {
 }
 
 func (f *Fio) Available() error {
-	path, err := need("fio")
-	if err != nil {
-		return err
-	}
-	v, err := toolVersion(context.Background(), "fio", path)
-	if err != nil {
-		return err
-	}
 	// JSON output appeared in fio 2.0.10; percentiles in it in 2.1.
-	if !versionAtLeast(v, "2.1") {
-		return tooOld("fio", v, "2.1", "older releases have no JSON output with percentiles")
+	path, v, err := findTool(context.Background(), "fio", "2.1", "older releases have no JSON output with percentiles")
+	if err != nil {
+		return err
 	}
 	f.path, f.version = path, v
 	return nil

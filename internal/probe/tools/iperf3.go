@@ -82,16 +82,8 @@ func (i *Iperf3) Metrics(p probe.Params) ([]run.Metric, error) {
 
 func (i *Iperf3) Available() error {
 	var err error
-	if i.path, err = need("iperf3"); err != nil {
-		return err
-	}
-	if i.version, err = toolVersion(context.Background(), "iperf3", i.path); err != nil {
-		return err
-	}
-	if !versionAtLeast(i.version, "3.1") {
-		return tooOld("iperf3", i.version, "3.1", "older releases write incomplete JSON")
-	}
-	return nil
+	i.path, i.version, err = findTool(context.Background(), "iperf3", "3.1", "older releases write incomplete JSON")
+	return err
 }
 
 func (i *Iperf3) Setup(ctx context.Context, env *probe.Env) error {

@@ -203,6 +203,25 @@ func TestToolErrors(t *testing.T) {
 			}
 		}
 	})
+	t.Run("too old", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Setenv("PATH", dir)
+		for name, out := range map[string]string{
+			"fio":       "fio-2.0.9",
+			"iperf3":    "iperf 3.0.11 (cJSON 1.0.2)",
+			"stress-ng": "stress-ng, version 0.06.01",
+			"sysbench":  "sysbench 0.3.9",
+		} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []interface{ Available() error }{newSysbenchCPU(), &Fio{}, &Iperf3{}, &StressNG{}} {
+			if err := p.Available(); err == nil || !strings.Contains(err.Error(), "is too old") {
+				t.Errorf("%T: %v, want a too-old refusal", p, err)
+			}
+		}
+	})
 	t.Run("fails", func(t *testing.T) {
 		testenv.RequireTool(t, "sysbench")
 		var sb sysbench

@@ -109,10 +109,7 @@ func (q *Qperf) Metrics(p probe.Params) ([]run.Metric, error) {
 
 func (q *Qperf) Available() error {
 	var err error
-	if q.path, err = need("qperf"); err != nil {
-		return err
-	}
-	q.version, err = toolVersion(context.Background(), "qperf", q.path)
+	q.path, q.version, err = findTool(context.Background(), "qperf", "", "")
 	return err
 }
 

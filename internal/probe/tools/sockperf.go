@@ -81,10 +81,7 @@ func (s *Sockperf) Metrics(p probe.Params) ([]run.Metric, error) {
 
 func (s *Sockperf) Available() error {
 	var err error
-	if s.path, err = need("sockperf"); err != nil {
-		return err
-	}
-	s.version, err = toolVersion(context.Background(), "sockperf", s.path)
+	s.path, s.version, err = findTool(context.Background(), "sockperf", "", "")
 	return err
 }
 

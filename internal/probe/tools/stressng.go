@@ -76,19 +76,11 @@ func (s *StressNG) Metrics(p probe.Params) ([]run.Metric, error) {
 }
 
 func (s *StressNG) Available() error {
-	var err error
-	if s.path, err = need("stress-ng"); err != nil {
-		return err
-	}
-	if s.version, err = toolVersion(context.Background(), "stress-ng", s.path); err != nil {
-		return err
-	}
 	// --yaml with per-stressor metrics appeared in the 0.0x series; 0.07
 	// is the oldest whose layout the parser knows.
-	if !versionAtLeast(s.version, "0.7") {
-		return tooOld("stress-ng", s.version, "0.07", "older releases write no --yaml metrics")
-	}
-	return nil
+	var err error
+	s.path, s.version, err = findTool(context.Background(), "stress-ng", "0.07", "older releases write no --yaml metrics")
+	return err
 }
 
 func (s *StressNG) Setup(ctx context.Context, env *probe.Env) error {

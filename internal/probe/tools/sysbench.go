@@ -20,16 +20,9 @@ type sysbench struct {
 
 // available checks for the binary and learns the version once.
 func (s *sysbench) available(ctx context.Context) error {
-	path, err := need("sysbench")
+	path, v, err := findTool(ctx, "sysbench", "0.4", "older releases lack the tests perflab runs")
 	if err != nil {
 		return err
-	}
-	v, err := toolVersion(ctx, "sysbench", path)
-	if err != nil {
-		return err
-	}
-	if !versionAtLeast(v, "0.4") {
-		return tooOld("sysbench", v, "0.4", "older releases lack the tests perflab runs")
 	}
 	s.path, s.version, s.legacy = path, v, !versionAtLeast(v, "1.0")
 	return nil

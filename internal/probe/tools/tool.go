@@ -110,6 +110,22 @@ func versionAtLeast(v, min string) bool {
 }
 
 // tooOld is the error for a tool below the version an adapter needs.
+// findTool finds tool on PATH and asks its version; a release older than
+// min ("" for any) is refused with why (what older ones lack). The path and
+// version are returned even then, for the caller to report.
+func findTool(ctx context.Context, tool, min, why string) (path, version string, err error) {
+	if path, err = need(tool); err != nil {
+		return "", "", err
+	}
+	if version, err = toolVersion(ctx, tool, path); err != nil {
+		return path, "", err
+	}
+	if min != "" && !versionAtLeast(version, min) {
+		return path, version, tooOld(tool, version, min, why)
+	}
+	return path, version, nil
+}
+
 func tooOld(tool, have, want, why string) error {
 	return fmt.Errorf("%s %s is too old: perflab needs %s or newer (%s; %s)", tool, have, want, why, installHint(tool))
 }
