@@ -11,11 +11,11 @@ const Schema = 1
 // dotted JSON path ("cpu.governors": "… does not exist on this host"), so a
 // rule can always tell "absent" from "zero".
 type Snapshot struct {
-	Schema  int       `json:"schema"`
-	ID      string    `json:"id"` // content-independent random id, set at collection
-	TakenAt time.Time `json:"taken_at"`
-	Root    string    `json:"root"`    // the root it was collected from ("/" when live)
-	Perflab string    `json:"perflab"` // perflab version that collected it
+	Schema  int       `json:"schema"`   // format version of this document (see Schema)
+	ID      string    `json:"id"`       // content-independent random id, set at collection
+	TakenAt time.Time `json:"taken_at"` // when the collection started (UTC)
+	Root    string    `json:"root"`     // the root it was collected from ("/" when live)
+	Perflab string    `json:"perflab"`  // perflab version that collected it
 
 	Host     Host               `json:"host"`
 	CPU      CPU                `json:"cpu"`
@@ -38,16 +38,16 @@ type Snapshot struct {
 
 // Host identifies the machine and how it is virtualised.
 type Host struct {
-	Hostname       string  `json:"hostname"`
-	MachineID      string  `json:"machine_id"`
-	BootID         string  `json:"boot_id"`
+	Hostname       string  `json:"hostname"`       // /proc/sys/kernel/hostname
+	MachineID      string  `json:"machine_id"`     // /etc/machine-id
+	BootID         string  `json:"boot_id"`        // /proc/sys/kernel/random/boot_id: changes at every boot
 	Arch           string  `json:"arch"`           // uname machine: x86_64, aarch64
 	OS             string  `json:"os"`             // PRETTY_NAME from /etc/os-release
 	Virtualization string  `json:"virtualization"` // none, kvm, xen, vmware, hyperv, qemu, other
 	Container      string  `json:"container"`      // "" on a host; docker, podman, lxc, kubernetes, containerd, other
 	Vendor         string  `json:"vendor"`         // DMI sys_vendor
 	Product        string  `json:"product"`        // DMI product_name
-	UptimeSeconds  float64 `json:"uptime_seconds"`
+	UptimeSeconds  float64 `json:"uptime_seconds"` // /proc/uptime
 }
 
 // CPU is the processor, its topology and its power management.
@@ -61,9 +61,9 @@ type CPU struct {
 	Flags     []string   `json:"flags"`     // a selection that matters for performance (see collector)
 	Online    []int      `json:"online"`    // online CPU ids
 	Possible  int        `json:"possible"`  // number of possible CPUs
-	Sockets   int        `json:"sockets"`
-	Cores     int        `json:"cores"`   // physical cores, all sockets
-	Threads   int        `json:"threads"` // logical CPUs online
+	Sockets   int        `json:"sockets"`   // physical packages
+	Cores     int        `json:"cores"`     // physical cores, all sockets
+	Threads   int        `json:"threads"`   // logical CPUs online
 	SMT       SMT        `json:"smt"`
 	NUMA      []NUMANode `json:"numa"`
 	Caches    []Cache    `json:"caches"` // caches of cpu0, one entry per level/type
@@ -97,7 +97,7 @@ type NUMANode struct {
 	MemTotalKiB    int64 `json:"mem_total_kib"`
 	MemFreeKiB     int64 `json:"mem_free_kib"`
 	HugePagesTotal int64 `json:"hugepages_total"` // default-size hugepages on this node
-	HugePagesFree  int64 `json:"hugepages_free"`
+	HugePagesFree  int64 `json:"hugepages_free"`  // HugePages_Free
 }
 
 // Cache is one CPU cache.
@@ -119,20 +119,20 @@ type CState struct {
 
 // Memory is physical memory, THP and huge pages.
 type Memory struct {
-	TotalKiB         int64 `json:"total_kib"`
-	AvailableKiB     int64 `json:"available_kib"`
-	SwapTotalKiB     int64 `json:"swap_total_kib"`
-	SwapFreeKiB      int64 `json:"swap_free_kib"`
-	AnonHugePagesKiB int64 `json:"anon_hugepages_kib"`
-	DirtyKiB         int64 `json:"dirty_kib"`
-	WritebackKiB     int64 `json:"writeback_kib"`
+	TotalKiB         int64 `json:"total_kib"`          // MemTotal
+	AvailableKiB     int64 `json:"available_kib"`      // MemAvailable
+	SwapTotalKiB     int64 `json:"swap_total_kib"`     // SwapTotal
+	SwapFreeKiB      int64 `json:"swap_free_kib"`      // SwapFree
+	AnonHugePagesKiB int64 `json:"anon_hugepages_kib"` // AnonHugePages: anonymous memory THP really backs
+	DirtyKiB         int64 `json:"dirty_kib"`          // Dirty
+	WritebackKiB     int64 `json:"writeback_kib"`      // Writeback
 
 	THP THP `json:"thp"`
 
-	HugePagesTotal  int64  `json:"hugepages_total"`
-	HugePagesFree   int64  `json:"hugepages_free"`
-	HugePageSizeKiB int64  `json:"hugepage_size_kib"`
-	KSMRun          string `json:"ksm_run"` // /sys/kernel/mm/ksm/run: 0, 1, 2
+	HugePagesTotal  int64  `json:"hugepages_total"`   // HugePages_Total (default size)
+	HugePagesFree   int64  `json:"hugepages_free"`    // HugePages_Free
+	HugePageSizeKiB int64  `json:"hugepage_size_kib"` // Hugepagesize
+	KSMRun          string `json:"ksm_run"`           // /sys/kernel/mm/ksm/run: 0, 1, 2
 }
 
 // THP is transparent huge page policy; each value is the selected word of
@@ -146,23 +146,23 @@ type THP struct {
 
 // Kernel is the running kernel and its boot configuration.
 type Kernel struct {
-	Release         string            `json:"release"` // uname -r
-	Version         string            `json:"version"` // uname -v (build string, shows PREEMPT)
-	Cmdline         string            `json:"cmdline"`
+	Release         string            `json:"release"`         // uname -r
+	Version         string            `json:"version"`         // uname -v (build string, shows PREEMPT)
+	Cmdline         string            `json:"cmdline"`         // /proc/cmdline as is
 	Params          map[string]string `json:"params"`          // cmdline parsed: flag → "" , key → value (last wins)
 	Vulnerabilities map[string]string `json:"vulnerabilities"` // file name → text
-	Clocksource     string            `json:"clocksource"`
-	Clocksources    []string          `json:"clocksources"` // available
-	Modules         []string          `json:"modules"`      // loaded module names, sorted
-	Preempt         string            `json:"preempt"`      // none, voluntary, full, rt, dynamic(…) or ""
-	Tainted         int64             `json:"tainted"`
+	Clocksource     string            `json:"clocksource"`     // current clocksource (tsc, kvm-clock, hpet, arch_sys_counter …)
+	Clocksources    []string          `json:"clocksources"`    // available
+	Modules         []string          `json:"modules"`         // loaded module names, sorted
+	Preempt         string            `json:"preempt"`         // none, voluntary, full, rt, dynamic(…) or ""
+	Tainted         int64             `json:"tainted"`         // /proc/sys/kernel/tainted bit mask
 }
 
 // Net is network interfaces and connection tracking.
 type Net struct {
 	Interfaces []NIC      `json:"interfaces"`
 	Conntrack  Conntrack  `json:"conntrack"`
-	Sockets    SocketStat `json:"sockets"`
+	Sockets    SocketStat `json:"sockets"` // physical packages
 }
 
 // NIC is one network interface.
@@ -232,11 +232,11 @@ type SocketStat struct {
 
 // IRQ is one line of /proc/interrupts with its affinity.
 type IRQ struct {
-	Number    string   `json:"number"`  // "24", or "NMI", "LOC" for architecture lines
-	Chip      string   `json:"chip"`    // PCI-MSI, IO-APIC, …
-	Actions   string   `json:"actions"` // device names: "virtio0-input.0"
-	Total     uint64   `json:"total"`
-	PerCPU    []uint64 `json:"per_cpu"`
+	Number    string   `json:"number"`             // "24", or "NMI", "LOC" for architecture lines
+	Chip      string   `json:"chip"`               // PCI-MSI, IO-APIC, …
+	Actions   string   `json:"actions"`            // device names: "virtio0-input.0"
+	Total     uint64   `json:"total"`              // interrupts on all CPUs since boot
+	PerCPU    []uint64 `json:"per_cpu"`            // interrupts per CPU since boot
 	Affinity  []int    `json:"affinity"`           // smp_affinity_list
 	Effective []int    `json:"effective_affinity"` // effective_affinity_list when present
 	Node      int      `json:"node"`               // /proc/irq/N/node, -1 when none
@@ -247,39 +247,39 @@ type BlockDevice struct {
 	Name            string   `json:"name"`
 	Model           string   `json:"model"`
 	Vendor          string   `json:"vendor"`
-	SizeBytes       int64    `json:"size_bytes"`
-	Rotational      bool     `json:"rotational"`
-	Virtual         bool     `json:"virtual"`    // loop, ram, dm, md, zram …
-	Scheduler       string   `json:"scheduler"`  // the [selected] one
-	Schedulers      []string `json:"schedulers"` // available
-	ReadAheadKiB    int64    `json:"read_ahead_kib"`
-	NrRequests      int64    `json:"nr_requests"`
-	WriteCache      string   `json:"write_cache"` // "write back" or "write through"
-	HWQueues        int      `json:"hw_queues"`   // blk-mq hardware queues (mq/ entries)
-	DiscardMaxBytes int64    `json:"discard_max_bytes"`
+	SizeBytes       int64    `json:"size_bytes"`        // device size
+	Rotational      bool     `json:"rotational"`        // queue/rotational: a spinning disk
+	Virtual         bool     `json:"virtual"`           // loop, ram, dm, md, zram …
+	Scheduler       string   `json:"scheduler"`         // the [selected] one
+	Schedulers      []string `json:"schedulers"`        // available
+	ReadAheadKiB    int64    `json:"read_ahead_kib"`    // queue/read_ahead_kb
+	NrRequests      int64    `json:"nr_requests"`       // queue/nr_requests
+	WriteCache      string   `json:"write_cache"`       // "write back" or "write through"
+	HWQueues        int      `json:"hw_queues"`         // blk-mq hardware queues (mq/ entries)
+	DiscardMaxBytes int64    `json:"discard_max_bytes"` // queue/discard_max_bytes: 0 means no discard support
 }
 
 // Mount is one mounted filesystem.
 type Mount struct {
-	Device     string   `json:"device"`
-	MountPoint string   `json:"mount_point"`
-	FSType     string   `json:"fs_type"`
-	Options    []string `json:"options"`
+	Device     string   `json:"device"`      // mount source
+	MountPoint string   `json:"mount_point"` // where it is mounted
+	FSType     string   `json:"fs_type"`     // ext4, xfs, tmpfs …
+	Options    []string `json:"options"`     // mount options, per-mount and superblock
 }
 
 // Cgroup is the cgroup of the collecting process (or of --pid): the limits a
 // workload in it runs under.
 type Cgroup struct {
-	Version        int    `json:"version"`      // 1, 2; 0 when unknown
-	Path           string `json:"path"`         // cgroup path of the process
-	CPUQuotaUS     int64  `json:"cpu_quota_us"` // -1 for unlimited
-	CPUPeriodUS    int64  `json:"cpu_period_us"`
+	Version        int    `json:"version"`          // 1, 2; 0 when unknown
+	Path           string `json:"path"`             // cgroup path of the process
+	CPUQuotaUS     int64  `json:"cpu_quota_us"`     // -1 for unlimited
+	CPUPeriodUS    int64  `json:"cpu_period_us"`    // CFS period of the quota
 	CPUs           []int  `json:"cpus"`             // cpuset.cpus.effective
 	Mems           []int  `json:"mems"`             // cpuset.mems.effective
 	MemoryMaxBytes int64  `json:"memory_max_bytes"` // -1 for unlimited
-	NrPeriods      int64  `json:"nr_periods"`
-	NrThrottled    int64  `json:"nr_throttled"`
-	ThrottledUS    int64  `json:"throttled_us"`
+	NrPeriods      int64  `json:"nr_periods"`       // cpu.stat: enforcement periods elapsed
+	NrThrottled    int64  `json:"nr_throttled"`     // cpu.stat: periods in which the group was throttled
+	ThrottledUS    int64  `json:"throttled_us"`     // cpu.stat: total time throttled
 
 	// CPUQuotaDir is the host directory whose cpu.max (v1: cpu.cfs_quota_us)
 	// sets CPUQuotaUS, which may be an ancestor's; "" when unlimited.
@@ -288,24 +288,24 @@ type Cgroup struct {
 
 // Service is a daemon of interest found running.
 type Service struct {
-	Running bool  `json:"running"`
-	PIDs    []int `json:"pids"`
+	Running bool  `json:"running"` // a process with this name runs
+	PIDs    []int `json:"pids"`    // its PIDs
 }
 
 // Load is CPU time shares since boot, run queue and pressure.
 type Load struct {
-	LoadAvg1     float64 `json:"loadavg1"`
-	LoadAvg5     float64 `json:"loadavg5"`
-	ProcsRunning int64   `json:"procs_running"`
-	ProcsBlocked int64   `json:"procs_blocked"`
+	LoadAvg1     float64 `json:"loadavg1"`      // 1-minute load average
+	LoadAvg5     float64 `json:"loadavg5"`      // 5-minute load average
+	ProcsRunning int64   `json:"procs_running"` // runnable tasks now
+	ProcsBlocked int64   `json:"procs_blocked"` // tasks blocked on I/O now
 	// CPU time shares since boot, percent of all CPU time.
 	UserPct    float64 `json:"user_pct"`
-	SystemPct  float64 `json:"system_pct"`
-	IdlePct    float64 `json:"idle_pct"`
-	IOWaitPct  float64 `json:"iowait_pct"`
-	IRQPct     float64 `json:"irq_pct"`
-	SoftIRQPct float64 `json:"softirq_pct"`
-	StealPct   float64 `json:"steal_pct"`
+	SystemPct  float64 `json:"system_pct"`  // kernel time share since boot
+	IdlePct    float64 `json:"idle_pct"`    // idle share since boot
+	IOWaitPct  float64 `json:"iowait_pct"`  // iowait share since boot
+	IRQPct     float64 `json:"irq_pct"`     // hard IRQ share since boot
+	SoftIRQPct float64 `json:"softirq_pct"` // softirq share since boot
+	StealPct   float64 `json:"steal_pct"`   // time the hypervisor gave to others since boot
 	// Pressure stall information, avg10 and avg60 of "some" (percent).
 	PSI map[string]PSI `json:"psi"` // cpu, memory, io
 }
@@ -319,21 +319,21 @@ type PSI struct {
 
 // Limits is host-wide and process resource limits.
 type Limits struct {
-	FileNrAllocated int64 `json:"file_nr_allocated"`
-	FileMax         int64 `json:"file_max"`
-	NofileSoft      int64 `json:"nofile_soft"` // of the collecting process (or --pid); -1 unlimited
-	NofileHard      int64 `json:"nofile_hard"`
-	Threads         int64 `json:"threads"` // tasks on the host
+	FileNrAllocated int64 `json:"file_nr_allocated"` // /proc/sys/fs/file-nr: allocated file handles
+	FileMax         int64 `json:"file_max"`          // fs.file-max
+	NofileSoft      int64 `json:"nofile_soft"`       // of the collecting process (or --pid); -1 unlimited
+	NofileHard      int64 `json:"nofile_hard"`       // hard RLIMIT_NOFILE
+	Threads         int64 `json:"threads"`           // tasks on the host
 }
 
 // Process is one process of interest (--pid).
 type Process struct {
 	PID              int      `json:"pid"`
 	Comm             string   `json:"comm"`
-	Cmdline          []string `json:"cmdline"`
+	Cmdline          []string `json:"cmdline"` // /proc/cmdline as is
 	LDPreload        string   `json:"ld_preload"`
-	Allocators       []string `json:"allocators"` // tcmalloc, jemalloc, mimalloc found mapped or preloaded
-	AnonHugePagesKiB int64    `json:"anon_hugepages_kib"`
+	Allocators       []string `json:"allocators"`         // tcmalloc, jemalloc, mimalloc found mapped or preloaded
+	AnonHugePagesKiB int64    `json:"anon_hugepages_kib"` // AnonHugePages: anonymous memory THP really backs
 	RssKiB           int64    `json:"rss_kib"`
 	THPDisabled      bool     `json:"thp_disabled"` // prctl PR_SET_THP_DISABLE (THP_enabled: 0)
 	CPUsAllowed      []int    `json:"cpus_allowed"`

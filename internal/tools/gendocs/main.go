@@ -1,6 +1,7 @@
 // Command gendocs writes the documentation that is generated from code, so
-// the docs can never drift from what perflab does: today docs/rules.md from
-// the audit rule catalogue and the workload profiles.
+// the docs can never drift from what perflab does: docs/rules.md from the
+// audit rule catalogue and the workload profiles, docs/snapshot.md from the
+// snapshot types and their comments.
 //
 //	go run ./internal/tools/gendocs          # rewrite the generated files
 //	go run ./internal/tools/gendocs -check   # exit 1 if any is stale (CI)
@@ -26,6 +27,7 @@ type doc struct {
 
 var docs = []doc{
 	{"docs/rules.md", renderRules},
+	{"docs/snapshot.md", renderSnapshot},
 }
 
 func main() {
