@@ -4,48 +4,24 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/probe"
 )
 
-// paramError is a bad parameter: a usage error naming the parameter, so the
-// CLI prints one line and exits 2.
+// paramError is probe.ParamError, named for brevity at the many call sites.
 func paramError(probeName, key, format string, args ...any) error {
-	return clierr.Usagef("see `perflab bench list` for "+probeName+"'s parameters",
-		"%s: parameter %s: %s", probeName, key, fmt.Sprintf(format, args...))
+	return probe.ParamError(probeName, key, format, args...)
 }
 
-// checkKnown rejects keys the probe does not have, so a typo is not silently
-// ignored and the run recorded with parameters that did nothing.
-func checkKnown(probeName string, p probe.Params, defaults probe.Params) error {
-	for k := range p {
-		if _, ok := defaults[k]; !ok {
-			known := make([]string, 0, len(defaults))
-			for d := range defaults {
-				known = append(known, d)
-			}
-			sort.Strings(known)
-			return paramError(probeName, k, "unknown (known: %s)", strings.Join(known, ", "))
-		}
-	}
-	return nil
+func checkKnown(probeName string, p, defaults probe.Params) error {
+	return probe.CheckKnown(probeName, p, defaults)
 }
 
-// intParam reads an integer in [lo, hi].
 func intParam(probeName string, p probe.Params, key string, def, lo, hi int) (int, error) {
-	v, err := p.Int(key, def)
-	if err != nil {
-		return 0, paramError(probeName, key, "%q is not an integer", p[key])
-	}
-	if v < lo || v > hi {
-		return 0, paramError(probeName, key, "%d is out of range [%d, %d]", v, lo, hi)
-	}
-	return v, nil
+	return p.IntIn(probeName, key, def, lo, hi)
 }
 
 // sizeParam reads a byte size in [lo, hi] that is a multiple of align.
@@ -63,42 +39,12 @@ func sizeParam(probeName string, p probe.Params, key string, def, lo, hi, align 
 	return v, nil
 }
 
-// durationParam reads a Go duration ("300ms", "1s") in [lo, hi].
 func durationParam(probeName string, p probe.Params, key string, def, lo, hi time.Duration) (time.Duration, error) {
-	s, ok := p[key]
-	if !ok || s == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, paramError(probeName, key, "%q is not a duration (use e.g. 300ms, 2s)", s)
-	}
-	if d < lo || d > hi {
-		return 0, paramError(probeName, key, "%v is out of range [%v, %v]", d, lo, hi)
-	}
-	return d, nil
+	return p.DurationIn(probeName, key, def, lo, hi)
 }
 
-// intsParam reads a list of distinct integers in [lo, hi], sorted.
 func intsParam(probeName string, p probe.Params, key string, def []int, lo, hi int) ([]int, error) {
-	v, err := p.Ints(key, def)
-	if err != nil {
-		return nil, paramError(probeName, key, "%q is not a comma-separated list of integers", p[key])
-	}
-	if len(v) == 0 {
-		return nil, paramError(probeName, key, "empty list")
-	}
-	out := slices.Clone(v)
-	slices.Sort(out)
-	for i, n := range out {
-		if n < lo || n > hi {
-			return nil, paramError(probeName, key, "%d is out of range [%d, %d]", n, lo, hi)
-		}
-		if i > 0 && out[i-1] == n {
-			return nil, paramError(probeName, key, "%d is listed twice", n)
-		}
-	}
-	return out, nil
+	return p.IntsIn(probeName, key, def, lo, hi)
 }
 
 // choicesParam reads a comma-separated subset of allowed, keeping allowed's order.
