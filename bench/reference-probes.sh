@@ -6,14 +6,16 @@
 #   bench/reference-probes.sh [ROUNDS] [CHECK...]
 #
 # ROUNDS (default 3) alternates tool and probe that many times per check and
-# reports the median of each side. CHECKs: cpu membw copy sched syscall tcp
+# reports the median of each side (STAT=best: the best round of each side,
+# the fairer choice on a host that other work keeps busy). CHECKs: cpu membw copy sched syscall tcp
 # udp disk (default: all). Environment: PERFLAB (binary, default: perflab on
 # PATH, else go run ./cmd/perflab), DIR (disk test directory, default
 # /var/tmp), QUIET=1 waits before each measurement until the host has been
 # at least 90% idle for 2 s (for at most QUIET_MAX seconds, default 120),
 # because a busy host moves both sides by different amounts.
 #
-# Needs: sysbench, mbw, perf, qperf, sockperf, fio, python3 (fio's JSON).
+# Run from the repository root. Needs: go, sysbench, mbw, perf, qperf,
+# sockperf, fio, python3 (JSON).
 # Servers (qperf, sockperf) listen on 127.0.0.1 only and are stopped on exit.
 set -euo pipefail
 
@@ -21,15 +23,21 @@ ROUNDS=${1:-3}
 shift || true
 CHECKS=${*:-cpu membw copy sched syscall tcp udp disk}
 DIR=${DIR:-/var/tmp}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
 PERFLAB=${PERFLAB:-$(command -v perflab || true)}
 if [[ -z $PERFLAB ]]; then
-	PERFLAB=$(mktemp -d)/perflab
+	PERFLAB=$work/perflab
 	go build -o "$PERFLAB" ./cmd/perflab
 fi
-
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+DRIVER=$work/builtin.test
+go test -c -o "$DRIVER" ./internal/probe/builtin
 
 cpu_busy() { awk '/^cpu /{print $2+$3+$4+$6+$7+$8+$9, $5}' /proc/stat; }
 wait_quiet() {
@@ -43,20 +51,48 @@ wait_quiet() {
 	echo "# warning: host never quiet" >&2
 }
 
-# probe NAME METRIC [--param k=v ...]: median of one perflab bench run.
+# probe NAME METRIC [--param k=v] [--dir D]: the median of one perflab bench
+# run. cpu and disk are also suite names, and `perflab bench` runs the suite
+# for a name that is both, so those two go through the package's Go
+# benchmark driver instead (same probe code, 8 iterations after 1 warm-up).
 probe() {
 	local name=$1 metric=$2
 	shift 2
 	wait_quiet
-	"$PERFLAB" bench "$name" --no-store --min-runs 6 --max-runs 12 --budget 40s --format json "$@" 2>/dev/null |
-		python3 -c "import json,sys; print(next(m['median'] for m in json.load(sys.stdin)[0]['metrics'] if m['name'] == sys.argv[1]))" "$metric"
+	case $name in
+	cpu | disk)
+		local params="" dir=""
+		while (($#)); do
+			case $1 in
+			--param) params+="$2 " ;;
+			--dir) dir=$2 ;;
+			esac
+			shift 2
+		done
+		PERFLAB_PARAMS="$params" PERFLAB_DIR="$dir" "$DRIVER" -test.run '^$' -test.bench "Probes/$name\$" -test.benchtime 8x 2>/dev/null |
+			awk -v m="$metric" '/\(n=8\)/ { for (i = 1; i < NF; i++) if ($i == m) { print $(i + 1); exit } }'
+		;;
+	*)
+		"$PERFLAB" bench "$name" --no-store --min-runs 6 --max-runs 12 --budget 40s --format json "$@" 2>/dev/null |
+			python3 -c "import json,sys; print(next(m['median'] for r in json.load(sys.stdin) if r['probe'] == sys.argv[1] for m in r['metrics'] if m['name'] == sys.argv[2]))" "$name" "$metric"
+		;;
+	esac
 }
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# summary DIR: the median, or with STAT=best the best value (DIR hi: largest).
+summary() {
+	sort -g | awk -v stat="${STAT:-median}" -v dir="$1" '{v[NR] = $1}
+		END {
+			if (stat == "best") print (dir == "hi" ? v[NR] : v[1])
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2
+		}'
+}
 
-# compare LABEL UNIT REF_CMD PROBE_CMD: alternate, then print medians and ratio.
+# compare LABEL UNIT hi|lo REF_CMD PROBE_CMD: alternate, then print both
+# sides' summaries and the ratio probe/tool. hi|lo says which way is better.
 compare() {
-	local label=$1 unit=$2 refcmd=$3 probecmd=$4 r p refs="" probes=""
+	local label=$1 unit=$2 dir=$3 refcmd=$4 probecmd=$5 r p refs="" probes=""
 	for ((i = 0; i < ROUNDS; i++)); do
 		wait_quiet
 		r=$(eval "$refcmd")
@@ -64,8 +100,8 @@ compare() {
 		refs+="$r"$'\n'
 		probes+="$p"$'\n'
 	done
-	r=$(printf '%s' "$refs" | median)
-	p=$(printf '%s' "$probes" | median)
+	r=$(printf '%s' "$refs" | summary "$dir")
+	p=$(printf '%s' "$probes" | summary "$dir")
 	printf '%-28s %12.4g %12.4g %-8s %6.3f\n' "$label" "$r" "$p" "$unit" "$(awk -v a="$p" -v b="$r" 'BEGIN{print a / b}')"
 }
 
@@ -75,7 +111,7 @@ for c in $CHECKS; do
 	case $c in
 	cpu)
 		for t in 1 2; do
-			compare "cpu events/s t$t" events/s \
+			compare "cpu events/s t$t" events/s hi \
 				"sysbench cpu --cpu-max-prime=10000 --threads=$t --time=5 run | awk '/events per second/{print \$4}'" \
 				"probe cpu events_per_sec.t$t --param threads=$t"
 		done
@@ -84,7 +120,7 @@ for c in $CHECKS; do
 		for op in read write; do
 			for t in 1 2; do
 				# sysbench reports MiB/sec; 1 MiB/s = 1.048576e-3 GB/s.
-				compare "memory $op t$t (sysbench)" GB/s \
+				compare "memory $op t$t (sysbench)" GB/s hi \
 					"sysbench memory --memory-block-size=256M --memory-total-size=1000G --memory-oper=$op --memory-access-mode=seq --threads=$t --time=5 run | sed -n 's/.*(\([0-9.]*\) MiB\/sec).*/\1/p' | awk '{print \$1 * 1.048576e-3}'" \
 					"probe memory.bandwidth $op.t$t --param ops=$op --param threads=$t"
 			done
@@ -92,21 +128,21 @@ for c in $CHECKS; do
 		;;
 	copy)
 		# mbw copies one 128 MiB array onto another; so does the probe with size=256MiB.
-		compare "memory copy t1 (mbw)" GB/s \
+		compare "memory copy t1 (mbw)" GB/s hi \
 			"mbw -q -n 10 -t0 128 | awk '/^AVG/{for(i=1;i<=NF;i++) if(\$i==\"Copy:\") print \$(i+1) * 1.048576e-3}'" \
 			"probe memory.bandwidth copy.t1 --param ops=copy --param threads=1 --param size=256MiB"
 		;;
 	sched)
 		# perf's usecs/op is one round trip = two wake-ups.
-		compare "wakeup 1 pair (perf pipe)" µs \
+		compare "wakeup 1 pair (perf pipe)" µs lo \
 			"perf bench sched pipe -T -l 200000 | awk '/usecs\/op/{print \$1 / 2}'" \
 			"probe sched.wakeup mean.pairs1 --param pairs=1"
-		compare "ctxswitch same CPU (perf)" µs \
+		compare "ctxswitch same CPU (perf)" µs lo \
 			"taskset -c 0 perf bench sched pipe -T -l 200000 | awk '/usecs\/op/{print \$1 / 2}'" \
 			"probe sched.ctxswitch switch"
 		;;
 	syscall)
-		compare "getppid (perf bench)" ns \
+		compare "getppid (perf bench)" ns lo \
 			"perf bench syscall basic -l 5000000 | awk '/usecs\/op/{print \$1 * 1000}'" \
 			"probe syscall getppid"
 		;;
@@ -117,15 +153,15 @@ for c in $CHECKS; do
 		# qperf prints "latency = 12.3 us" (round trip / 2) and "bw = 3.1 GB/sec".
 		qlat() { qperf -t 5 127.0.0.1 -oo msg_size:1 tcp_lat | awk '/latency/{v=$3; u=$4; if(u=="ns")v/=1000; if(u=="ms")v*=1000; print v}'; }
 		qbw() { qperf -t 5 127.0.0.1 "$@" tcp_bw | awk '/bw/{v=$3; u=$4; if(u=="KB/sec")v/=1000; if(u=="GB/sec")v*=1000; print v}'; }
-		compare "tcp latency (qperf)" µs qlat "probe net.tcp latency --param tests=latency"
-		compare "tcp bw 64KiB (qperf)" MB/s qbw "probe net.tcp bandwidth --param tests=bandwidth"
-		compare "tcp bw 1B (qperf)" MB/s "qbw -oo msg_size:1" "probe net.tcp bandwidth --param tests=bandwidth --param msg_size=1"
+		compare "tcp latency (qperf)" µs lo qlat "probe net.tcp latency --param tests=latency"
+		compare "tcp bw 64KiB (qperf)" MB/s hi qbw "probe net.tcp bandwidth --param tests=bandwidth"
+		compare "tcp bw 1B (qperf)" MB/s hi "qbw -oo msg_size:1" "probe net.tcp bandwidth --param tests=bandwidth --param msg_size=1"
 		;;
 	udp)
 		sockperf server -i 127.0.0.1 -p 11111 >/dev/null 2>&1 &
 		pids+=($!)
 		sleep 0.5
-		compare "udp 64B pps (sockperf)" packets/s \
+		compare "udp 64B pps (sockperf)" packets/s hi \
 			"sockperf throughput -i 127.0.0.1 -p 11111 -m 64 -t 5 2>&1 | sed -n 's/.*Message Rate is \([0-9]*\) \[msg\/sec\].*/\1/p'" \
 			"probe net.udp tx_pps"
 		;;
@@ -133,19 +169,19 @@ for c in $CHECKS; do
 		f=$DIR/perflab-fio.dat
 		fjson() { python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print($1)"; }
 		fio_run() { fio --name=ref --filename="$f" --size=256M --ioengine=psync --output-format=json "$@"; }
-		compare "disk seq write 1M (fio)" MB/s \
+		compare "disk seq write 1M (fio)" MB/s hi \
 			"fio_run --rw=write --bs=1M --direct=1 --end_fsync=1 | fjson \"j['write']['bw_bytes']/1e6\"" \
 			"probe disk seq_write --dir $DIR"
-		compare "disk seq read 1M (fio)" MB/s \
+		compare "disk seq read 1M (fio)" MB/s hi \
 			"fio_run --rw=read --bs=1M --direct=1 | fjson \"j['read']['bw_bytes']/1e6\"" \
 			"probe disk seq_read --dir $DIR"
-		compare "disk randread 4K qd1 (fio)" IOPS \
+		compare "disk randread 4K qd1 (fio)" IOPS hi \
 			"fio_run --rw=randread --bs=4k --direct=1 --time_based --runtime=5 | fjson \"j['read']['iops']\"" \
 			"probe disk rand_read --dir $DIR"
-		compare "disk randwrite 4K qd1 (fio)" IOPS \
+		compare "disk randwrite 4K qd1 (fio)" IOPS hi \
 			"fio_run --rw=randwrite --bs=4k --direct=1 --time_based --runtime=5 | fjson \"j['write']['iops']\"" \
 			"probe disk rand_write --dir $DIR"
-		compare "disk write+fsync 4K (fio)" µs \
+		compare "disk write+fsync 4K (fio)" µs lo \
 			"fio --name=ref --filename=$DIR/perflab-fio-sync.dat --size=4M --rw=write --bs=4k --fsync=1 --ioengine=psync --time_based --runtime=5 --output-format=json | fjson \"j['sync']['lat_ns']['mean']/1e3 + j['write']['lat_ns']['mean']/1e3\"" \
 			"probe disk fsync --dir $DIR"
 		rm -f "$f" "$DIR/perflab-fio-sync.dat"

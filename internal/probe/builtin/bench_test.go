@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -15,7 +16,7 @@ import (
 // BenchmarkProbes runs each probe with its full defaults (or quick ones
 // with PERFLAB_QUICK=1), one Iterate per b.N, and reports each metric's
 // median and coefficient of variation; extra parameters come from
-// PERFLAB_PARAMS="k=v,k=v". It is the driver for the reference checks in
+// PERFLAB_PARAMS="k=v k=v". It is the driver for the reference checks in
 // docs/probes.md:
 //
 //	go test ./internal/probe/builtin -run '^$' -bench 'Probes/cpu$' -benchtime 10x
@@ -24,7 +25,7 @@ func BenchmarkProbes(b *testing.B) {
 		b.Run(p.Name(), func(b *testing.B) {
 			params := p.Defaults(os.Getenv("PERFLAB_QUICK") == "1")
 			if extra := os.Getenv("PERFLAB_PARAMS"); extra != "" {
-				for _, kv := range strings.Split(extra, ",") {
+				for _, kv := range strings.Fields(extra) {
 					k, v, _ := strings.Cut(kv, "=")
 					if _, ok := params[k]; ok {
 						params[k] = v
@@ -64,13 +65,18 @@ func BenchmarkProbes(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			for _, n := range env.Notes {
-				b.Log("note: " + n)
+			// Printed, not logged: benchmark logs are cut after ten lines.
+			if b.N > 1 {
+				for _, n := range env.Notes {
+					fmt.Printf("    note: %s\n", n)
+				}
 			}
 			for _, m := range ms {
 				v := samples[m.Name]
 				med, cv := medianCV(v)
-				b.Logf("%-24s %12.4g %-9s cv %5.2f%%  (n=%d)", m.Name, med, m.Unit, 100*cv, len(v))
+				if b.N > 1 {
+					fmt.Printf("    %s: %-24s %12.4g %-9s cv %5.2f%%  (n=%d)\n", p.Name(), m.Name, med, m.Unit, 100*cv, len(v))
+				}
 				b.ReportMetric(med, strings.ReplaceAll(m.Name+"_"+m.Unit, "/", "_per_"))
 			}
 		})
@@ -100,4 +106,3 @@ func medianCV(v []float64) (median, cv float64) {
 	}
 	return median, cv
 }
-

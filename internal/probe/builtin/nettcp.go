@@ -26,12 +26,15 @@ type NetTCP struct {
 	hasLat  bool
 	buf     []byte
 	procs   procsGuard
+	// CPUs of the client thread and of the server threads (-1: unpinned).
+	clientCPU, serverCPU int
 }
 
 type tcpConfig struct {
-	msgSize  int
-	duration time.Duration
-	tests    []string
+	msgSize   int
+	duration  time.Duration
+	tests     []string
+	placement string
 }
 
 var tcpTests = []string{"latency", "bandwidth", "connect"}
@@ -39,16 +42,19 @@ var tcpTests = []string{"latency", "bandwidth", "connect"}
 func (*NetTCP) Name() string { return "net.tcp" }
 
 func (*NetTCP) Doc() string {
-	return "Loopback TCP on 127.0.0.1 with blocking sockets on OS threads. latency: a 1-byte ping-pong for " +
+	return "Loopback TCP on 127.0.0.1 with blocking sockets on OS threads. latency: a 1-byte ping-pong (TCP_NODELAY) for " +
 		"`duration`, reported one-way in µs = round trip / 2, which is what `qperf tcp_lat` prints. bandwidth: " +
-		"one connection streams `msg_size`-byte writes (default 64 KiB, qperf's default; msg_size=1 shows the " +
+		"one connection (Nagle on, as in qperf) streams `msg_size`-byte writes (default 64 KiB, qperf's default; msg_size=1 shows the " +
 		"small-packet cost of seed 000) for `duration`, the server reads `msg_size` at a time; MB/s (1 MB = 1e6 " +
 		"bytes) of bytes received, as `qperf tcp_bw` reports. connect: short connections like HTTP without " +
-		"keep-alive: connect, 1-byte request, 1-byte response, server closes first; connections/s."
+		"keep-alive: connect, 1-byte request, 1-byte response, server closes first; connections/s. " +
+		"placement=spread (default) pins client and server threads on two different CPUs, so every message is " +
+		"a cross-CPU wake-up as between two processes (and as qperf usually runs); same puts both on one CPU; " +
+		"os leaves them to the scheduler."
 }
 
 func (*NetTCP) Defaults(quick bool) probe.Params {
-	p := probe.Params{"msg_size": "65536", "duration": "300ms", "tests": "latency,bandwidth,connect"}
+	p := probe.Params{"msg_size": "65536", "duration": "300ms", "tests": "latency,bandwidth,connect", "placement": "spread"}
 	if quick {
 		p["duration"] = "100ms"
 	}
@@ -71,6 +77,9 @@ func (n *NetTCP) parse(p probe.Params) (tcpConfig, error) {
 		return cfg, err
 	}
 	if cfg.tests, err = choicesParam(name, p, "tests", tcpTests, tcpTests); err != nil {
+		return cfg, err
+	}
+	if cfg.placement, err = choiceParam(name, p, "placement", "spread", placements); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -102,6 +111,8 @@ func (n *NetTCP) Setup(_ context.Context, env *probe.Env) error {
 	n.srv = fdSet{}
 	n.ports = map[string]int{}
 	n.buf = make([]byte, cfg.msgSize)
+	ping, pong := placePairs(allowedCPUs(env), 1, cfg.placement)
+	n.clientCPU, n.serverCPU = ping[0], pong[0]
 	// Client, server handler and the accept threads may all be runnable.
 	n.procs.raise(6)
 	servers := map[string]func(fd int){"latency": n.serveEcho, "bandwidth": n.serveSink, "connect": n.serveShort}
@@ -118,7 +129,7 @@ func (n *NetTCP) Setup(_ context.Context, env *probe.Env) error {
 		go n.acceptLoop(fd, t == "connect", servers[t])
 	}
 	if port, ok := n.ports["latency"]; ok {
-		if n.latConn, err = dialTCP(port); err != nil {
+		if n.latConn, err = dialTCP(port, true); err != nil {
 			return fmt.Errorf("net.tcp: %w", err)
 		}
 		n.hasLat = true
@@ -131,8 +142,8 @@ func (n *NetTCP) Setup(_ context.Context, env *probe.Env) error {
 func (n *NetTCP) acceptLoop(lfd int, inline bool, serve func(fd int)) {
 	defer n.wg.Done()
 	defer n.srv.close(lfd)
-	if inline {
-		runtimeLock()
+	if inline && lockAndPin(n.serverCPU) != nil {
+		return
 	}
 	for {
 		fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
@@ -154,8 +165,9 @@ func (n *NetTCP) acceptLoop(lfd int, inline bool, serve func(fd int)) {
 		go func() {
 			defer n.wg.Done()
 			defer n.srv.close(fd)
-			runtimeLock()
-			serve(fd)
+			if lockAndPin(n.serverCPU) == nil {
+				serve(fd)
+			}
 		}()
 	}
 }
@@ -210,11 +222,10 @@ func (n *NetTCP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 	defer pauseGC()()
 	stop, release := stopFlag(ctx)
 	defer release()
-	cpus := allowedCPUs(env)
 	out := map[string]float64{}
 	for _, t := range n.cfg.tests {
 		var v float64
-		res := runPinned(cpus[:1], 1, func(int) workerResult {
+		res := runPinned([]int{n.clientCPU}, 1, func(int) workerResult {
 			var err error
 			switch t {
 			case "latency":
@@ -263,7 +274,9 @@ func (n *NetTCP) latency(stop *atomic.Bool) (float64, error) {
 // bandwidth streams for the duration on a fresh connection; MB/s of bytes
 // the server received, timed until it confirms the last of them.
 func (n *NetTCP) bandwidth(stop *atomic.Bool) (float64, error) {
-	fd, err := dialTCP(n.ports["bandwidth"])
+	// Nagle stays on, as in qperf: small writes coalesce as they would
+	// for an application streaming without TCP_NODELAY.
+	fd, err := dialTCP(n.ports["bandwidth"], false)
 	if err != nil {
 		return 0, err
 	}
@@ -292,7 +305,7 @@ func (n *NetTCP) connectRate(stop *atomic.Bool) (float64, error) {
 	conns := 0
 	start := time.Now()
 	for {
-		fd, err := dialTCP(port)
+		fd, err := dialTCP(port, true)
 		if err != nil {
 			return 0, err
 		}

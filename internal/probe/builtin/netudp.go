@@ -24,11 +24,14 @@ type NetUDP struct {
 	wg       sync.WaitGroup
 	payload  []byte
 	procs    procsGuard
+	// CPUs of the sender and the receiver (-1: unpinned).
+	txCPU, rxCPU int
 }
 
 type udpConfig struct {
-	size     int
-	duration time.Duration
+	size      int
+	duration  time.Duration
+	placement string
 }
 
 func (*NetUDP) Name() string { return "net.udp" }
@@ -37,11 +40,12 @@ func (*NetUDP) Doc() string {
 	return "Loopback UDP packet rate: one thread sends `size`-byte datagrams (default 64) as fast as it can on a " +
 		"connected socket to 127.0.0.1 for `duration`, another receives and counts them; rx_pps is datagrams " +
 		"received per second during the send window, tx_pps datagrams sent (the gap is loss at the receiver's " +
-		"socket buffer). One send() per datagram, like `sockperf throughput -m 64` or `iperf3 -u -l 64 -b 0`."
+		"socket buffer). One send() per datagram, like `sockperf throughput -m 64` or `iperf3 -u -l 64 -b 0`. " +
+		"placement=spread (default) pins sender and receiver on different CPUs; same on one; os unpinned."
 }
 
 func (*NetUDP) Defaults(quick bool) probe.Params {
-	p := probe.Params{"size": "64", "duration": "300ms"}
+	p := probe.Params{"size": "64", "duration": "300ms", "placement": "spread"}
 	if quick {
 		p["duration"] = "100ms"
 	}
@@ -61,6 +65,9 @@ func (u *NetUDP) parse(p probe.Params) (udpConfig, error) {
 	}
 	cfg.size = int(sz)
 	if cfg.duration, err = durationParam(name, p, "duration", 300*time.Millisecond, time.Millisecond, time.Minute); err != nil {
+		return cfg, err
+	}
+	if cfg.placement, err = choiceParam(name, p, "placement", "spread", placements); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -83,6 +90,8 @@ func (u *NetUDP) Setup(_ context.Context, env *probe.Env) error {
 	}
 	u.cfg = cfg
 	u.payload = make([]byte, cfg.size)
+	tx, rx := placePairs(allowedCPUs(env), 1, cfg.placement)
+	u.txCPU, u.rxCPU = tx[0], rx[0]
 	u.quit.Store(false)
 	u.procs.raise(4)
 	if u.rx, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
@@ -116,7 +125,9 @@ func (u *NetUDP) Setup(_ context.Context, env *probe.Env) error {
 // receive counts datagrams until quit.
 func (u *NetUDP) receive() {
 	defer u.wg.Done()
-	runtimeLock()
+	if lockAndPin(u.rxCPU) != nil {
+		return
+	}
 	buf := make([]byte, 65536)
 	for !u.quit.Load() {
 		_, _, err := unix.Recvfrom(u.rx, buf, 0)
@@ -135,7 +146,7 @@ func (u *NetUDP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 	defer release()
 	var rx0, rx1 uint64
 	var sent float64
-	res := runPinned(allowedCPUs(env)[:1], 1, func(int) workerResult {
+	res := runPinned([]int{u.txCPU}, 1, func(int) workerResult {
 		rx0 = u.received.Load()
 		start := time.Now()
 		for i := 1; ; i++ {

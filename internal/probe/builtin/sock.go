@@ -36,14 +36,16 @@ func listenTCP() (fd, port int, err error) {
 	return fd, port, nil
 }
 
-// dialTCP connects to 127.0.0.1:port with TCP_NODELAY (as qperf and any
-// latency-sensitive server set it).
-func dialTCP(port int) (int, error) {
+// dialTCP connects to 127.0.0.1:port, with TCP_NODELAY when nodelay.
+func dialTCP(port int, nodelay bool) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("socket: %w", err)
 	}
-	if err = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err == nil {
+	if nodelay {
+		err = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	if err == nil {
 		for {
 			err = unix.Connect(fd, &unix.SockaddrInet4{Addr: loopback, Port: port})
 			if err != unix.EINTR {

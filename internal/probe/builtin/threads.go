@@ -156,7 +156,3 @@ func (g *procsGuard) restore() {
 // resultSink receives the results of measured loops so the compiler cannot
 // prove them unused and drop the work.
 var resultSink atomic.Uint64
-
-// runtimeLock keeps a server goroutine on one OS thread for its life; it
-// exits locked, so the thread is discarded with it.
-func runtimeLock() { runtime.LockOSThread() }
