@@ -51,8 +51,9 @@ type Plan struct {
 	Notes []string // suite entries skipped or replaced by a fallback, and why
 }
 
-// Resolve turns names (suites or probes; a suite wins where a name is both)
-// and --param values into a plan. A param "key=value" applies to every
+// Resolve turns names (suites or probes; a suite wins where a name is both,
+// and "probe:NAME" or "suite:NAME" says which is meant) and --param values
+// into a plan. A param "key=value" applies to every
 // probe that has the key, "probe:key=value" to one probe only; a key that no
 // selected probe has is an error, not silently ignored.
 func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
@@ -66,7 +67,14 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 	plan := &Plan{}
 	suites := 0
 	for _, name := range names {
-		if s, ok := SuiteByName(name); ok {
+		kind, bare, qualified := strings.Cut(name, ":")
+		if !qualified {
+			kind, bare = "", name
+		} else if kind != "probe" && kind != "suite" {
+			return nil, clierr.Usagef("e.g. probe:cpu or suite:cpu", "bad name %q: only probe: and suite: qualify a name", name)
+		}
+		name = bare
+		if s, ok := SuiteByName(name); ok && kind != "probe" {
 			suites++
 			plan.Suite = s.Name
 			for _, si := range s.Items {
@@ -79,6 +87,9 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 				}
 			}
 			continue
+		}
+		if kind == "suite" {
+			return nil, clierr.Usagef("see 'perflab bench list' for suites", "unknown suite %q", name)
 		}
 		p, ok := c.byName[name]
 		if !ok {

@@ -61,6 +61,30 @@ func names(items []Item) string {
 	return strings.Join(s, ",")
 }
 
+// "disk" is both a builtin suite and a probe: bare, the suite wins; a
+// qualifier picks either.
+func TestResolveQualifiedNames(t *testing.T) {
+	c := testCatalog()
+	for _, tc := range []struct {
+		name, items, suite string
+	}{
+		{"probe:disk", "disk", ""},
+		{"suite:disk", "disk", "disk"},
+		{"disk", "disk", "disk"},
+	} {
+		plan, err := c.Resolve([]string{tc.name}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if names(plan.Items) != tc.items || plan.Suite != tc.suite {
+			t.Errorf("%s: items %s suite %q, want %s suite %q", tc.name, names(plan.Items), plan.Suite, tc.items, tc.suite)
+		}
+		if tc.name == "probe:disk" && len(plan.Notes) != 0 {
+			t.Errorf("probe:disk ran the suite: notes %v", plan.Notes)
+		}
+	}
+}
+
 func TestResolveProbesAndParams(t *testing.T) {
 	c := testCatalog()
 	if len(c.Probes()) != 3 {
@@ -91,6 +115,9 @@ func TestResolveProbesAndParams(t *testing.T) {
 		{[]string{"disk"}, []string{"bogus=1"}, `no selected probe has a parameter "bogus"`},
 		{[]string{"disk"}, []string{"cpu:threads=1"}, "probe cpu is not being run"},
 		{[]string{"disk"}, []string{"noequals"}, `bad --param "noequals"`},
+		{[]string{"suite:memory.latency"}, nil, `unknown suite "memory.latency"`},
+		{[]string{"tool:disk"}, nil, "only probe: and suite: qualify a name"},
+		{[]string{"probe:nope"}, nil, `unknown suite or probe "nope"`},
 	} {
 		_, err := c.Resolve(c2.names, c2.params)
 		if err == nil || !strings.Contains(err.Error(), c2.want) || clierr.Code(err) != clierr.Usage {

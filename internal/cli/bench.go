@@ -56,13 +56,14 @@ probe's scratch files are removed.
 
 --param key=value applies to every selected probe that has the parameter;
 --param PROBE:key=value to one probe. 'perflab bench list' shows suites,
-probes and their parameters.`,
+probes and their parameters. Where a name is both a suite and a probe (cpu,
+disk), the suite runs; probe:NAME runs the probe alone.`,
 		Example: `  perflab bench quick --label before          # every category in about a minute
   perflab bench baseline --label node7         # the full pre-production baseline (~10 min)
   perflab bench memory.latency --cpus 1 --param max=64MiB
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
-  perflab bench cpu --precision 0.005 --budget 2m --format json -o cpu.json
+  perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench list`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.validate(); err != nil {

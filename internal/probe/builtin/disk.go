@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/probe"
@@ -35,7 +36,11 @@ type diskConfig struct {
 	block    int64
 	duration time.Duration
 	direct   string
+	tests    []string
 }
+
+// diskTests are the steps of one iteration, in the order they run.
+var diskTests = []string{"seq_write", "seq_read", "rand_read", "rand_write", "fsync"}
 
 // diskOpen opens the data file; tests replace it to play a filesystem
 // that refuses O_DIRECT.
@@ -58,11 +63,11 @@ func (*Disk) Doc() string {
 		"the filesystem accepts it) every read comes from the device, not the page cache. Without it the " +
 		"sequential read follows an fdatasync and POSIX_FADV_DONTNEED of the file, random writes include a " +
 		"final fdatasync, and random reads may hit the page cache; a note records the fallback. On tmpfs the " +
-		"numbers are memory speed."
+		"numbers are memory speed. `tests` picks steps (e.g. tests=fsync for a database log disk)."
 }
 
 func (*Disk) Defaults(quick bool) probe.Params {
-	p := probe.Params{"size": "256MiB", "block": "1MiB", "duration": "300ms", "direct": "auto"}
+	p := probe.Params{"size": "256MiB", "block": "1MiB", "duration": "300ms", "direct": "auto", "tests": strings.Join(diskTests, ",")}
 	if quick {
 		p["size"], p["duration"] = "64MiB", "100ms"
 	}
@@ -91,21 +96,29 @@ func (d *Disk) parse(p probe.Params) (diskConfig, error) {
 	if cfg.direct, err = choiceParam(name, p, "direct", "auto", []string{"auto", "true", "false"}); err != nil {
 		return cfg, err
 	}
+	if cfg.tests, err = choicesParam(name, p, "tests", diskTests, diskTests); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
 func (d *Disk) Metrics(p probe.Params) ([]run.Metric, error) {
-	if _, err := d.parse(p); err != nil {
+	cfg, err := d.parse(p)
+	if err != nil {
 		return nil, err
 	}
-	return []run.Metric{
-		{Name: "seq_write", Unit: "MB/s", Better: run.Higher},
-		{Name: "seq_read", Unit: "MB/s", Better: run.Higher},
-		{Name: "rand_read", Unit: "IOPS", Better: run.Higher},
-		{Name: "rand_write", Unit: "IOPS", Better: run.Higher},
-		{Name: "fsync", Unit: "µs", Better: run.Lower},
-		{Name: "fsync.p99", Unit: "µs", Better: run.Lower},
-	}, nil
+	all := map[string][]run.Metric{
+		"seq_write":  {{Name: "seq_write", Unit: "MB/s", Better: run.Higher}},
+		"seq_read":   {{Name: "seq_read", Unit: "MB/s", Better: run.Higher}},
+		"rand_read":  {{Name: "rand_read", Unit: "IOPS", Better: run.Higher}},
+		"rand_write": {{Name: "rand_write", Unit: "IOPS", Better: run.Higher}},
+		"fsync":      {{Name: "fsync", Unit: "µs", Better: run.Lower}, {Name: "fsync.p99", Unit: "µs", Better: run.Lower}},
+	}
+	var ms []run.Metric
+	for _, t := range cfg.tests {
+		ms = append(ms, all[t]...)
+	}
+	return ms, nil
 }
 
 func (d *Disk) Setup(_ context.Context, env *probe.Env) (err error) {
@@ -203,17 +216,15 @@ func (d *Disk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 	d.iter++
 	rng := rand.New(rand.NewPCG(d.iter, 11))
 	out := map[string]float64{}
-	steps := []struct {
-		name string
-		fn   func() (float64, error)
-	}{
-		{"seq_write", func() (float64, error) { return d.seqWrite(stop.Load) }},
-		{"seq_read", func() (float64, error) { return d.seqRead(stop.Load) }},
-		{"rand_read", func() (float64, error) { return d.randIO(false, rng, stop.Load) }},
-		{"rand_write", func() (float64, error) { return d.randIO(true, rng, stop.Load) }},
-		{"fsync", func() (float64, error) { return d.fsyncLatency(stop.Load) }},
+	steps := map[string]func() (float64, error){
+		"seq_write":  func() (float64, error) { return d.seqWrite(stop.Load) },
+		"seq_read":   func() (float64, error) { return d.seqRead(stop.Load) },
+		"rand_read":  func() (float64, error) { return d.randIO(false, rng, stop.Load) },
+		"rand_write": func() (float64, error) { return d.randIO(true, rng, stop.Load) },
+		"fsync":      func() (float64, error) { return d.fsyncLatency(stop.Load) },
 	}
-	for _, s := range steps {
+	for _, name := range d.cfg.tests {
+		fn := steps[name]
 		var v float64
 		// Locked but not pinned: completions are delivered on the CPU of
 		// the device's interrupt, and a thread pinned elsewhere would add a
@@ -221,19 +232,21 @@ func (d *Disk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 		// halt) that fio, left to the scheduler, does not pay.
 		res := runPinned([]int{-1}, 1, func(int) workerResult {
 			var err error
-			v, err = s.fn()
+			v, err = fn()
 			return workerResult{err: err}
 		})
 		if stop.Load() {
 			return nil, ctx.Err()
 		}
 		if res[0].err != nil {
-			return nil, fmt.Errorf("disk: %s: %w", s.name, res[0].err)
+			return nil, fmt.Errorf("disk: %s: %w", name, res[0].err)
 		}
-		out[s.name] = v
+		out[name] = v
 	}
-	slices.Sort(d.lat)
-	out["fsync.p99"] = percentile(d.lat, 0.99) / 1e3
+	if _, ok := out["fsync"]; ok {
+		slices.Sort(d.lat)
+		out["fsync.p99"] = percentile(d.lat, 0.99) / 1e3
+	}
 	return out, nil
 }
 

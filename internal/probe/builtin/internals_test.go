@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -198,11 +199,11 @@ func TestDiskODirectFallback(t *testing.T) {
 func TestDiskNotesTmpfs(t *testing.T) {
 	var st unix.Statfs_t
 	if err := unix.Statfs("/dev/shm", &st); err != nil || int64(st.Type) != tmpfsMagic {
-		t.Skip("no tmpfs at /dev/shm")
+		testenv.Unavailable(t, "no tmpfs at /dev/shm")
 	}
 	dir, err := os.MkdirTemp("/dev/shm", "perflab-test-")
 	if err != nil {
-		t.Skip(err)
+		testenv.Unavailable(t, "%v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	d := &Disk{}
@@ -213,6 +214,37 @@ func TestDiskNotesTmpfs(t *testing.T) {
 	defer d.Teardown(env)
 	if !hasNote(env, "tmpfs") {
 		t.Errorf("no tmpfs note in %v", env.Notes)
+	}
+}
+
+// tests= runs only the named steps and reports only their metrics.
+func TestDiskTestsSubset(t *testing.T) {
+	d := &Disk{}
+	env := newEnv(t, d, tiny["disk"].Merge(probe.Params{"tests": "fsync,seq_read"}))
+	ms, err := d.Metrics(env.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	if got := strings.Join(names, " "); got != "seq_read fsync fsync.p99" {
+		t.Fatalf("metrics %q", got)
+	}
+	if err := d.Setup(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Teardown(env)
+	vals, err := d.Iterate(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != 3 || vals["seq_read"] <= 0 || vals["fsync"] <= 0 || vals["fsync.p99"] <= 0 {
+		t.Errorf("values %v, want exactly seq_read, fsync and fsync.p99", vals)
+	}
+	if _, err := d.Metrics(probe.Params{"tests": "seq_read,trim"}); err == nil || !strings.Contains(err.Error(), `"trim" is not one of`) {
+		t.Errorf("unknown step: %v", err)
 	}
 }
 
