@@ -141,9 +141,11 @@ func (s *sources) close() {
 	}
 }
 
+// store opens the database read-only: compare and report only read runs,
+// so they work on a database this user may not write.
 func (s *sources) store() (*store.Store, error) {
 	if s.st == nil {
-		st, err := openStore(s.db)
+		st, err := openStoreReadOnly(s.db)
 		if err != nil {
 			return nil, err
 		}
@@ -176,6 +178,10 @@ func (s *sources) side(ctx context.Context, arg string) (compare.Side, error) {
 		return side, clierr.Usagef("check the path", "%s: no such file", arg)
 	}
 	st, err := s.store()
+	if errors.Is(err, store.ErrNoDatabase) {
+		return side, clierr.Usagef("store runs with 'perflab bench' first, or check --db; 'perflab runs list' shows what is stored",
+			"%q is neither a file, a label nor a run id, and %v", arg, errors.Unwrap(err))
+	}
 	if err != nil {
 		return side, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -48,13 +49,29 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 				return err
 			}
 			cfg := exporter.Config{FS: fs, Workload: w, Interval: interval, Version: Version, Tune: tune.Host{FS: fs}}
-			st, err := openStore(db)
+			// Bench series are read from the run database opened read-only
+			// anew on each refresh: the exporter never creates the database
+			// or holds it open, works on one it may not write, and picks up
+			// a database the first bench creates after it started.
+			runs := func(ctx context.Context) ([]*run.Run, error) {
+				st, err := store.OpenReadOnly(db)
+				if errors.Is(err, store.ErrNoDatabase) {
+					return nil, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				defer st.Close()
+				return st.Runs(ctx, store.Filter{Limit: 500})
+			}
+			st, err := openStoreReadOnly(db)
 			switch {
 			case err == nil:
-				defer st.Close()
-				cfg.Runs = func(ctx context.Context) ([]*run.Run, error) {
-					return st.Runs(ctx, store.Filter{Limit: 500})
-				}
+				st.Close()
+				cfg.Runs = runs
+			case errors.Is(err, store.ErrNoDatabase):
+				fmt.Fprintf(e.stderr, "perflab: no bench results yet (%v); they are exported once 'perflab bench' stores runs\n", errors.Unwrap(err))
+				cfg.Runs = runs
 			case cmd.Flags().Changed("db"):
 				// A --db named on purpose that cannot be read is a mistake
 				// to report now, not a daemon silently without bench series.

@@ -19,20 +19,41 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// openStore opens --db (shared by every command that reads or writes runs),
+// openStore opens --db read-write, for commands that store or delete runs,
 // turning the store's failures into one line with the fix.
 func openStore(db string) (*store.Store, error) {
 	s, err := store.Open(db)
-	if err == nil {
-		return s, nil
+	if err != nil {
+		return nil, storeOpenErr(err)
 	}
-	if errors.Is(err, store.ErrNewerSchema) {
-		return nil, clierr.Wrap(clierr.Usage, err, "")
+	return s, nil
+}
+
+// openStoreReadOnly opens --db for commands that only read runs: it works
+// on a database this user may not write and never creates or migrates one.
+// A missing database is store.ErrNoDatabase (still in the chain), which
+// some readers answer with an empty result instead.
+func openStoreReadOnly(db string) (*store.Store, error) {
+	s, err := store.OpenReadOnly(db)
+	if err != nil {
+		return nil, storeOpenErr(err)
 	}
-	if errors.Is(err, store.ErrBadPath) || errors.Is(err, store.ErrNotPerflab) {
-		return nil, clierr.Usagef("check --db", "%v", err)
+	return s, nil
+}
+
+// storeOpenErr classifies why a run database could not be opened.
+func storeOpenErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrNewerSchema), errors.Is(err, store.ErrOlderSchema):
+		return clierr.Wrap(clierr.Usage, err, "")
+	case errors.Is(err, store.ErrNoDatabase):
+		return clierr.Wrap(clierr.Usage, err, "store runs with 'perflab bench' first, or check --db")
+	case errors.Is(err, store.ErrBadPath), errors.Is(err, store.ErrNotPerflab):
+		return clierr.Usagef("check --db", "%v", err)
+	case errors.Is(err, store.ErrReadOnly):
+		return clierr.Wrap(clierr.Runtime, err, "this command writes: make the database and its directory writable for this user, or use another --db; runs list/show/export, compare and report only read and work on it as it is")
 	}
-	return nil, clierr.Runtimef("check --db, or that the file is a perflab database and readable", "%v", err)
+	return clierr.Runtimef("check --db, or that the file is a perflab database and readable", "%v", err)
 }
 
 // storeErr classifies a lookup failure: a bad or ambiguous id is the user's
@@ -51,7 +72,9 @@ func newRunsCmd(e *env) *cobra.Command {
 		Short: "List, show, export, import and delete stored benchmark runs",
 		Long: `runs manages the run database that 'perflab bench' writes (default
 $XDG_DATA_HOME/perflab/perflab.db; --db for another). A run id may be
-abbreviated to any unique prefix, as with git.`,
+abbreviated to any unique prefix, as with git. list, show and export only
+read, so they work on a database this user may not write (shared read-only,
+on a read-only mount, owned by root); import and rm need write access.`,
 		Example: `  perflab runs list --label before
   perflab runs show 3f2a9c
   perflab runs export --label node7 -o node7.json
@@ -93,20 +116,28 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 			if f.Limit < 0 {
 				return clierr.Usagef("", "--limit %d must not be negative", f.Limit)
 			}
-			s, err := openStore(*db)
-			if err != nil {
-				return err
+			// No database yet is an answer, not a failure: nothing is
+			// stored, so the list is empty.
+			s, openErr := store.OpenReadOnly(*db)
+			noDB := errors.Is(openErr, store.ErrNoDatabase)
+			switch {
+			case noDB:
+			case openErr != nil:
+				return storeOpenErr(openErr)
+			default:
+				defer s.Close()
 			}
-			defer s.Close()
 			w, commit, err := out.open(e.stdout)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
 			if labels {
-				ls, err := s.Labels(ctx)
-				if err != nil {
-					return storeErr(err)
+				var ls []store.LabelCount
+				if !noDB {
+					if ls, err = s.Labels(ctx); err != nil {
+						return storeErr(err)
+					}
 				}
 				if out.format == "json" {
 					if ls == nil {
@@ -125,9 +156,11 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 				tw.Flush()
 				return commit()
 			}
-			runs, err := s.Runs(ctx, f)
-			if err != nil {
-				return storeErr(err)
+			var runs []*run.Run
+			if !noDB {
+				if runs, err = s.Runs(ctx, f); err != nil {
+					return storeErr(err)
+				}
 			}
 			if out.format == "json" {
 				type jrun struct {
@@ -150,7 +183,11 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 				}
 				return commit()
 			}
-			if len(runs) == 0 {
+			switch {
+			case noDB:
+				fmt.Fprintf(e.stderr, "%v (run 'perflab bench quick' to store one)\n", openErr)
+				return commit()
+			case len(runs) == 0:
 				fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
 				return commit()
 			}
@@ -192,7 +229,7 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			s, err := openStore(*db)
+			s, err := openStoreReadOnly(*db)
 			if err != nil {
 				return err
 			}
@@ -322,7 +359,7 @@ snapshots they refer to, in the versioned format of docs/formats.md, for
 			if err := out.validate(); err != nil {
 				return err
 			}
-			s, err := openStore(*db)
+			s, err := openStoreReadOnly(*db)
 			if err != nil {
 				return err
 			}

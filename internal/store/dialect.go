@@ -31,6 +31,19 @@ func (sqliteDialect) dsn(path string) string {
 	return "file:" + u.EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate&_foreign_keys=1"
 }
 
+// readOnlyDSN opens path with mode=ro, so SQLite itself refuses to write,
+// and without the WAL and transaction settings of dsn, which only a writer
+// needs. immutable is for a file read without locks or -wal and -shm files;
+// walWithoutLog says when that is needed and what it costs.
+func (sqliteDialect) readOnlyDSN(path string, immutable bool) string {
+	u := url.URL{Path: path}
+	q := "?mode=ro&_busy_timeout=10000"
+	if immutable {
+		q += "&immutable=1"
+	}
+	return "file:" + u.EscapedPath() + q
+}
+
 func (sqliteDialect) rebind(q string) string { return q }
 
 func (sqliteDialect) tablesQuery() string {

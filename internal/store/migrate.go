@@ -48,6 +48,12 @@ var migrations = [][]string{
 // SchemaVersion is the database schema this perflab writes.
 var SchemaVersion = len(migrations)
 
+// oldestReadable is the oldest schema whose tables the queries of this
+// perflab read as they are, so OpenReadOnly can use it without migrating.
+// Raise it to the new SchemaVersion when a migration changes a table or
+// column those queries use; a migration that only adds leaves it alone.
+var oldestReadable = 1
+
 // migrate brings the database to SchemaVersion, or refuses a newer one
 // without writing anything.
 func (s *Store) migrate(ctx context.Context) error {
@@ -55,8 +61,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if v > SchemaVersion {
-		return fmt.Errorf("%w: the database has schema %d, this perflab writes schema %d (upgrade perflab, or use --db to pick another database; nothing was changed)", ErrNewerSchema, v, SchemaVersion)
+	if err := newerErr(v); err != nil {
+		return err
 	}
 	for ; v < SchemaVersion; v++ {
 		if err := s.step(ctx, v); err != nil {
@@ -66,11 +72,39 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// newerErr refuses a schema written by a newer perflab, whose tables this
+// one cannot know the meaning of.
+func newerErr(v int) error {
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: the database has schema %d, this perflab writes schema %d (upgrade perflab, or use --db to pick another database; nothing was changed)", ErrNewerSchema, v, SchemaVersion)
+	}
+	return nil
+}
+
+// checkReadable is migrate for a read-only store: it accepts any schema from
+// oldestReadable to SchemaVersion and changes nothing.
+func (s *Store) checkReadable(ctx context.Context) error {
+	v, err := s.version(ctx)
+	if err != nil {
+		return err
+	}
+	if err := newerErr(v); err != nil {
+		return err
+	}
+	if v == 0 {
+		return fmt.Errorf("%w: the database %s is empty", ErrNoDatabase, s.Path)
+	}
+	if v < oldestReadable {
+		return fmt.Errorf("%w: the database has schema %d, this perflab reads schema %d to %d without migrating (run a command that stores runs, such as 'perflab bench', on it once as a user who may write it; that migrates it)", ErrOlderSchema, v, oldestReadable, SchemaVersion)
+	}
+	return nil
+}
+
 // version reads the schema version; a database without the table is new.
 func (s *Store) version(ctx context.Context) (int, error) {
 	rows, err := s.db.QueryContext(ctx, s.d.tablesQuery())
 	if err != nil {
-		return 0, openErr(err)
+		return 0, s.openErr(err)
 	}
 	tables := map[string]bool{}
 	for rows.Next() {
@@ -83,7 +117,7 @@ func (s *Store) version(ctx context.Context) (int, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, openErr(err)
+		return 0, s.openErr(err)
 	}
 	if !tables["schema_version"] {
 		if len(tables) > 0 {
@@ -133,17 +167,20 @@ const (
 	sqliteNotADB   = 26
 )
 
-// openErr tells the two reasons a database cannot be read apart: the file
-// is not SQLite at all (the user named the wrong file), or SQLite may not
-// open it read-write (a file or directory the user may not write; the WAL
-// journal needs both).
-func openErr(err error) error {
+// openErr tells the reasons a database cannot be read apart: the file is
+// not SQLite at all (the user named the wrong file), or SQLite may not open
+// it (read-write: a file or directory the user may not write, as the WAL
+// journal needs both; read-only: a file the user may not read).
+func (s *Store) openErr(err error) error {
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
 		switch coded.Code() & 0xff {
 		case sqliteNotADB:
 			return fmt.Errorf("%w: the file is not a SQLite database", ErrNotPerflab)
 		case sqliteReadOnly, sqliteCantOpen:
+			if s.readOnly {
+				return fmt.Errorf("cannot open the database for reading (permission on the file, or on its -wal and -shm files?): %w", err)
+			}
 			return fmt.Errorf("cannot open the database read-write, which perflab needs (permission on the file and its directory?): %w", err)
 		}
 	}

@@ -31,6 +31,13 @@ type LabelCount struct {
 // snapshot id however many runs refer to it). A run id already stored is
 // refused with ErrExists and nothing is written.
 func (s *Store) SaveRun(ctx context.Context, r *run.Run, snap *snapshot.Snapshot) error {
+	if err := s.refuseWrite("saving run " + r.ID); err != nil {
+		return err
+	}
+	return s.writeErr(s.saveRun(ctx, r, snap))
+}
+
+func (s *Store) saveRun(ctx context.Context, r *run.Run, snap *snapshot.Snapshot) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
@@ -149,6 +156,13 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]*run.Run, error) {
 // Delete removes the run whose id starts with id, and its snapshot when no
 // other run refers to it.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := s.refuseWrite("deleting run " + id); err != nil {
+		return err
+	}
+	return s.writeErr(s.delete(ctx, id))
+}
+
+func (s *Store) delete(ctx context.Context, id string) error {
 	full, err := s.resolve(ctx, "runs", "run", id)
 	if err != nil {
 		return err

@@ -12,6 +12,13 @@
 // The schema is versioned (table schema_version) and migrated forward on
 // Open. A database written by a newer perflab is refused untouched, because
 // an older binary cannot know what its newer tables mean.
+//
+// Commands that only read use OpenReadOnly, which never creates, migrates or
+// writes anything, so a database shared read-only, on a read-only mount or
+// owned by another user can still be listed and compared. Open refuses a
+// database it could not write before anything runs, so a command that
+// writes fails in its first second with the reason instead of with SQLite's
+// "attempt to write a readonly database" half-way through.
 package store
 
 import (
@@ -47,11 +54,25 @@ var ErrNotPerflab = errors.New("not a perflab database")
 // ErrExists is returned by SaveRun for a run id that is already stored.
 var ErrExists = errors.New("already stored")
 
+// ErrReadOnly is returned by Open for a database this process may not
+// write, and by SaveRun and Delete on a store opened with OpenReadOnly.
+var ErrReadOnly = errors.New("database is read-only")
+
+// ErrNoDatabase is returned by OpenReadOnly when there is nothing to read:
+// no database file (it is created by the first command that stores a run)
+// or an empty one.
+var ErrNoDatabase = errors.New("no runs are stored yet")
+
+// ErrOlderSchema is returned by OpenReadOnly for a database whose schema is
+// too old to be read without migrating it, which a read-only open may not do.
+var ErrOlderSchema = errors.New("database schema is older than this perflab reads")
+
 // Store is an open run database.
 type Store struct {
-	db   *sql.DB
-	d    dialect
-	Path string // the database file (SQLite) or the DSN with any password removed
+	db       *sql.DB
+	d        dialect
+	readOnly bool
+	Path     string // the database file (SQLite) or the DSN with any password removed
 }
 
 // DefaultPath is $XDG_DATA_HOME/perflab/perflab.db, falling back to
@@ -69,30 +90,16 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens (creating and migrating as needed) the store named by dsn: ""
-// for the default SQLite file, a file path, or "sqlite:PATH".
+// for the default SQLite file, a file path, or "sqlite:PATH". A database
+// this process may not write is refused with ErrReadOnly before anything
+// is read or written.
 func Open(dsn string) (*Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, errors.New("PostgreSQL stores are not supported by this build yet (use a SQLite file path for --db)")
+	path, err := sqlitePath(dsn, true)
+	if err != nil {
+		return nil, err
 	}
-	path := strings.TrimPrefix(dsn, "sqlite:")
-	if path == "" {
-		p, err := DefaultPath()
-		if err != nil {
-			return nil, err
-		}
-		// The default location is ours to create; an explicit path's
-		// directory is the user's, and a typo there should not be papered
-		// over by creating it.
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("cannot create the data directory: %w (use --db PATH)", err)
-		}
-		path = p
-	}
-	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%w: database %s: directory %s does not exist", ErrBadPath, path, filepath.Dir(path))
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%w: database %s is a directory, not a file", ErrBadPath, path)
+	if err := checkWritable(path); err != nil {
+		return nil, err
 	}
 	d := sqliteDialect{}
 	db, err := sql.Open(d.driver(), d.dsn(path))
@@ -108,6 +115,41 @@ func Open(dsn string) (*Store, error) {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// sqlitePath resolves dsn to the SQLite file it names and checks that the
+// path can hold a database. With create, the default location's directory
+// is made; a read-only open creates nothing.
+func sqlitePath(dsn string, create bool) (string, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return "", errors.New("PostgreSQL stores are not supported by this build yet (use a SQLite file path for --db)")
+	}
+	path := strings.TrimPrefix(dsn, "sqlite:")
+	if path == "" {
+		p, err := DefaultPath()
+		if err != nil {
+			return "", err
+		}
+		if !create {
+			// A missing default directory only means nothing was stored
+			// yet; OpenReadOnly says so when it finds no file.
+			return p, nil
+		}
+		// The default location is ours to create; an explicit path's
+		// directory is the user's, and a typo there should not be papered
+		// over by creating it.
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", fmt.Errorf("cannot create the data directory: %w (use --db PATH)", err)
+		}
+		return p, nil
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%w: database %s: directory %s does not exist", ErrBadPath, path, filepath.Dir(path))
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return "", fmt.Errorf("%w: database %s is a directory, not a file", ErrBadPath, path)
+	}
+	return path, nil
 }
 
 // Close closes the database.
