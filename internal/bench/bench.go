@@ -2,8 +2,9 @@
 // a run whose numbers can be trusted: it warms the probe up, repeats it until
 // the 95% confidence interval of every metric's median is within the asked
 // precision (or a repetition cap or time budget is reached, and says which),
-// pins it to CPUs, records host activity alongside, and on Ctrl-C keeps what
-// was measured as a run marked incomplete.
+// pins it to CPUs, records host activity alongside and how much CPU time the
+// host took from a spinning thread just before and after (noise.go), and on
+// Ctrl-C keeps what was measured as a run marked incomplete.
 //
 // A probe (package probe) only knows how to measure once. Everything about
 // repetition lives here so that builtin probes and tool adapters get the
@@ -84,6 +85,11 @@ type Options struct {
 	// Monitor samples host activity during each run (nil: no series).
 	Monitor         *monitor.Sampler
 	MonitorInterval time.Duration // default 1 s
+
+	// NoNoiseCheck skips the host-noise readings taken before and after
+	// each probe (noise.go); NoiseCheck replaces hostnoise.Measure (tests).
+	NoNoiseCheck bool
+	NoiseCheck   NoiseFunc
 
 	Progress Progress  // nil: silent
 	Log      io.Writer // probe diagnostics (nil: discarded)
@@ -280,6 +286,34 @@ func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch 
 			return finish(run.StopInterrupted, nil)
 		}
 		return finish(run.StopFailed, fmt.Errorf("setup: %w", setupErr))
+	}
+
+	// The host-noise readings bracket the measurement. The closing one is
+	// deferred before the monitor's stop is, so it runs after the series
+	// has ended (the spinners would show in it as load) and before
+	// Teardown, with the probe's servers still up, as they were measured.
+	nc, note := newNoiseChecker(opt)
+	if note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	if nc != nil {
+		if nr := nc.read(ctx, r); nr != nil {
+			r.Noise.Before = nr
+		}
+		if ctx.Err() != nil {
+			return finish(run.StopInterrupted, nil)
+		}
+		defer func() {
+			if r.Complete && ctx.Err() == nil {
+				if nr := nc.read(ctx, r); nr != nil {
+					r.Noise.After = nr
+				}
+				r.Ended = opt.Now().UTC()
+			}
+			if note := noiseNote(r.Noise); note != "" {
+				r.Notes = append(r.Notes, note)
+			}
+		}()
 	}
 
 	var rec *monitor.Recorder

@@ -23,10 +23,13 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
+// opts are the harness options of the deterministic tests: a fake clock
+// and a quiet fake host-noise sentinel.
 func opts(clk *clock) Options {
 	return Options{
 		Precision: 0.01, MinRuns: 6, MaxRuns: 50, Budget: time.Hour, Warmup: 1,
 		Now: clk.Now, Label: "t", Version: "test", Host: Host{Name: "h", SnapshotID: "s1"},
+		NoiseCheck: (&fakeNoise{lost: []float64{0.1}, maxGap: 150 * time.Microsecond}).Measure,
 	}
 }
 
@@ -454,6 +457,11 @@ func TestPinning(t *testing.T) {
 	}
 	if runs[0].CPUs != cpuset.FormatList([]int{target}) || f.env.NCPU != 1 || len(f.env.CPUs) != 1 {
 		t.Errorf("run CPUs %q env %v/%d", runs[0].CPUs, f.env.CPUs, f.env.NCPU)
+	}
+	// The real host-noise sentinel ran on the placement, around the run.
+	if n := runs[0].Noise; n == nil || n.CPUs != runs[0].CPUs || n.Before == nil || n.After == nil ||
+		n.Before.Seconds < noiseDuration.Seconds() || len(n.After.PerCPU) != 1 || n.After.PerCPU[0].CPU != target {
+		t.Errorf("noise record %+v, want readings on CPU %d", n, target)
 	}
 	after, _ := Affinity()
 	if fmt.Sprint(after) != fmt.Sprint(orig) {

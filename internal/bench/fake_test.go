@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/hostnoise"
 	"github.com/perflab/perflab/internal/probe"
 	"github.com/perflab/perflab/internal/run"
 )
@@ -113,4 +114,39 @@ func alternating(lo, hi float64) func(int) map[string]float64 {
 		}
 		return map[string]float64{"ops": hi}
 	}
+}
+
+// fakeNoise is a deterministic host-noise sentinel: call i returns
+// lost[i] percent lost on every CPU (the last value repeats) with the
+// longest gap maxGap, or err.
+type fakeNoise struct {
+	lost   []float64
+	maxGap time.Duration
+	err    error
+
+	mu    sync.Mutex
+	calls [][]int // the CPUs of each call
+	durs  []time.Duration
+}
+
+func (f *fakeNoise) Measure(ctx context.Context, cpus []int, d time.Duration) (hostnoise.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, append([]int(nil), cpus...))
+	f.durs = append(f.durs, d)
+	if err := ctx.Err(); err != nil {
+		return hostnoise.Result{}, err
+	}
+	if f.err != nil {
+		return hostnoise.Result{}, f.err
+	}
+	pct := 0.0
+	if len(f.lost) > 0 {
+		pct = f.lost[min(len(f.calls)-1, len(f.lost)-1)]
+	}
+	res := hostnoise.Result{Threshold: 200 * time.Microsecond, LostPct: pct, InterruptionsPerSec: 10, MaxGap: f.maxGap}
+	for _, c := range cpus {
+		res.CPUs = append(res.CPUs, hostnoise.CPU{CPU: c, Spun: d, LostPct: pct, InterruptionsPerSec: 10, MaxGap: f.maxGap})
+	}
+	return res, nil
 }

@@ -38,7 +38,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		maxRuns, minRuns, warmup int
 		budget                   time.Duration
 		params                   []string
-		noStore                  bool
+		noStore, noNoiseCheck    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [SUITE|PROBE]...",
@@ -72,6 +72,7 @@ disk), the suite runs; probe:NAME runs the probe alone.`,
 			opt := bench.Options{
 				Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, Warmup: warmup,
 				Dir: dir, Label: label, Version: Version, Log: io.Discard,
+				NoNoiseCheck: noNoiseCheck,
 			}
 			if minRuns < 1 {
 				return clierr.Usagef("e.g. --min-runs 6 (the fewest with a 95% CI)", "--min-runs %d must be at least 1", minRuns)
@@ -154,6 +155,7 @@ disk), the suite runs; probe:NAME runs the probe alone.`,
 	f.StringVar(&dir, "dir", "", "directory for scratch files (the disk probe tests its filesystem; default $TMPDIR)")
 	f.StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
 	f.BoolVar(&noStore, "no-store", false, "print the results without storing the runs")
+	f.BoolVar(&noNoiseCheck, "no-noise-check", false, "skip the 0.1 s host-noise reading before and after each probe (docs/bench.md)")
 	cmd.AddCommand(newBenchListCmd(e))
 	return cmd
 }

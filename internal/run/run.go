@@ -1,7 +1,8 @@
 // Package run defines a benchmark run, the unit that bench produces, the
 // store keeps, compare joins and report renders: every raw sample with its
 // metric's unit and direction, the parameters and tool version that produced
-// it, the monitor series recorded alongside, and the snapshot of the host.
+// it, the monitor series and host-noise readings recorded alongside, and the
+// snapshot of the host.
 package run
 
 import (
@@ -59,6 +60,34 @@ type MonitorPoint struct {
 	CPUMHz      float64 `json:"cpu_mhz,omitempty"` // mean scaling_cur_freq when cpufreq exists
 }
 
+// Noise is what the host-noise sentinel (package hostnoise) saw on the
+// run's CPUs just before its first and after its last measured iteration:
+// how much of a spinning thread's time the hypervisor or other tasks took.
+// The monitor series cannot show this on hypervisors that report no steal.
+type Noise struct {
+	CPUs        string        `json:"cpus"`         // where the sentinel spun (cpuset list)
+	ThresholdUs float64       `json:"threshold_us"` // gaps longer than this counted as lost
+	Before      *NoiseReading `json:"before,omitempty"`
+	After       *NoiseReading `json:"after,omitempty"` // absent for failed and interrupted runs
+}
+
+// NoiseReading is one sentinel reading: over all its CPUs, then per CPU.
+type NoiseReading struct {
+	Seconds           float64    `json:"seconds"`             // spin time per CPU
+	LostPct           float64    `json:"lost_pct"`            // lost time, percent of the spin time
+	InterruptionsPerS float64    `json:"interruptions_per_s"` // gaps above the threshold per second per CPU
+	MaxGapUs          float64    `json:"max_gap_us"`          // longest gap, above the threshold or not
+	PerCPU            []NoiseCPU `json:"per_cpu,omitempty"`
+}
+
+// NoiseCPU is one CPU's part of a NoiseReading.
+type NoiseCPU struct {
+	CPU               int     `json:"cpu"`
+	LostPct           float64 `json:"lost_pct"`
+	InterruptionsPerS float64 `json:"interruptions_per_s"`
+	MaxGapUs          float64 `json:"max_gap_us"`
+}
+
 // Stop says why the repetitions ended.
 type Stop string
 
@@ -95,6 +124,7 @@ type Run struct {
 	Metrics     []Metric          `json:"metrics"`
 	Samples     []Sample          `json:"samples"`
 	Monitor     []MonitorPoint    `json:"monitor,omitempty"`
+	Noise       *Noise            `json:"noise,omitempty"` // absent when the check was off (--no-noise-check)
 	Notes       []string          `json:"notes,omitempty"` // e.g. "builtin probe used: sysbench not installed"
 	Error       string            `json:"error,omitempty"`
 }
