@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/perflab/perflab/internal/run"
@@ -124,3 +125,92 @@ func target(r *run.Run) string {
 }
 
 func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" }
+
+// RunReport is one run as 'perflab bench --format json' prints it: the
+// per-metric summaries instead of the raw samples, and the host-noise
+// readings as the run stores them (docs/formats.md), so that scripts read
+// one shape of noise everywhere. Notes are all of the run's, unmerged.
+type RunReport struct {
+	ID       string            `json:"id"`
+	Probe    string            `json:"probe"`
+	Label    string            `json:"label,omitempty"`
+	Suite    string            `json:"suite,omitempty"`
+	Params   map[string]string `json:"params"`
+	CPUs     string            `json:"cpus,omitempty"`
+	Complete bool              `json:"complete"`
+	Stop     run.Stop          `json:"stop"`
+	Seconds  float64           `json:"seconds"`
+	Metrics  []MetricSummary   `json:"metrics"`
+	Noise    *run.Noise        `json:"noise,omitempty"` // absent when not measured (--no-noise-check)
+	Notes    []string          `json:"notes,omitempty"`
+	Error    string            `json:"error,omitempty"`
+}
+
+// Report summarises a run for the bench command's JSON output.
+func Report(r *run.Run) RunReport {
+	return RunReport{ID: r.ID, Probe: r.Probe, Label: r.Label, Suite: r.Suite, Params: r.Params, CPUs: r.CPUs,
+		Complete: r.Complete, Stop: r.Stop, Seconds: r.Ended.Sub(r.Started).Seconds(), Metrics: Summarize(r),
+		Noise: r.Noise, Notes: r.Notes, Error: r.Error}
+}
+
+// SessionNotes splits the notes of a session's runs for display. A note
+// that every run carries — a fact about the host, such as "monitor:
+// cpufreq is unavailable …" — is returned once in common, in the order the
+// first run has it; own[i] holds the rest of run i's notes, in order. A
+// single run keeps all its notes: "for every run" says nothing then. The
+// runs are not changed; stored runs keep every note.
+func SessionNotes(runs []*run.Run) (common []string, own [][]string) {
+	own = make([][]string, len(runs))
+	if len(runs) < 2 {
+		for i, r := range runs {
+			own[i] = r.Notes
+		}
+		return nil, own
+	}
+	shared := map[string]bool{}
+	for _, n := range runs[0].Notes {
+		if shared[n] {
+			continue
+		}
+		everywhere := true
+		for _, r := range runs[1:] {
+			if !slices.Contains(r.Notes, n) {
+				everywhere = false
+				break
+			}
+		}
+		if everywhere {
+			shared[n] = true
+			common = append(common, n)
+		}
+	}
+	for i, r := range runs {
+		for _, n := range r.Notes {
+			if !shared[n] {
+				own[i] = append(own[i], n)
+			}
+		}
+	}
+	return common, own
+}
+
+// NoiseText is a run's host-noise readings in one line for 'perflab runs
+// show': "before 0.4% (longest gap 310 µs), after 2.1% (longest gap
+// 4.2 ms)". A missing closing reading (a failed or interrupted run) is
+// said so; nil (the check was off, or an older run) is "not recorded".
+func NoiseText(n *run.Noise) string {
+	if n == nil {
+		return "not recorded"
+	}
+	one := func(name string, r *run.NoiseReading) string {
+		if r == nil {
+			return name + " not taken"
+		}
+		return fmt.Sprintf("%s %.1f%% (longest gap %s)", name, r.LostPct, gapText(r.MaxGapUs))
+	}
+	s := one("before", n.Before) + ", " + one("after", n.After)
+	if n.CPUs != "" {
+		s += " on cpus " + n.CPUs
+	}
+	return s
+}

@@ -252,28 +252,16 @@ func benchLabelNote(l string) string {
 }
 
 // writeBenchReport prints each run's metrics: median ± CI half-width, n,
-// CV and why it stopped.
+// CV and why it stopped. Text and md print a note that every run of the
+// session carries once, after the runs (bench.SessionNotes); JSON keeps
+// every run's notes with the run, for scripts.
 func writeBenchReport(w io.Writer, runs []*run.Run, format string, st termfmt.Style) error {
+	common, own := bench.SessionNotes(runs)
 	switch format {
 	case "json":
-		type jrun struct {
-			ID       string                `json:"id"`
-			Probe    string                `json:"probe"`
-			Label    string                `json:"label,omitempty"`
-			Suite    string                `json:"suite,omitempty"`
-			Params   map[string]string     `json:"params"`
-			CPUs     string                `json:"cpus,omitempty"`
-			Complete bool                  `json:"complete"`
-			Stop     run.Stop              `json:"stop"`
-			Seconds  float64               `json:"seconds"`
-			Metrics  []bench.MetricSummary `json:"metrics"`
-			Notes    []string              `json:"notes,omitempty"`
-			Error    string                `json:"error,omitempty"`
-		}
-		out := make([]jrun, 0, len(runs))
+		out := make([]bench.RunReport, 0, len(runs))
 		for _, r := range runs {
-			out = append(out, jrun{r.ID, r.Probe, r.Label, r.Suite, r.Params, r.CPUs, r.Complete, r.Stop,
-				r.Ended.Sub(r.Started).Seconds(), bench.Summarize(r), r.Notes, r.Error})
+			out = append(out, bench.Report(r))
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -286,19 +274,52 @@ func writeBenchReport(w io.Writer, runs []*run.Run, format string, st termfmt.St
 				fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s |\n", r.Probe, m.Name, m.Measured(), benchRelText(m), m.N, benchCVText(m), r.Stop)
 			}
 		}
+		writeNotesMD(w, runs, common, own)
 		return nil
 	}
 	for i, r := range runs {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		writeRunText(w, r, st)
+		writeRunText(w, r, own[i], st)
+	}
+	if len(common) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, st.Bold("for every run:"))
+		for _, n := range common {
+			fmt.Fprintln(w, "  note: "+n)
+		}
 	}
 	return nil
 }
 
-// writeRunText is the text block of one run (shared with 'runs show').
-func writeRunText(w io.Writer, r *run.Run, st termfmt.Style) {
+// writeNotesMD lists the notes under the md table: each run's own, then
+// the ones every run has.
+func writeNotesMD(w io.Writer, runs []*run.Run, common []string, own [][]string) {
+	var lines []string
+	for i, r := range runs {
+		for _, n := range own[i] {
+			lines = append(lines, fmt.Sprintf("- %s (run %s): %s", mdText(r.Probe), runShortID(r.ID), mdText(n)))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\nNotes:\n\n%s\n", strings.Join(lines, "\n"))
+	}
+	if len(common) > 0 {
+		fmt.Fprint(w, "\nFor every run:\n\n")
+		for _, n := range common {
+			fmt.Fprintln(w, "- "+mdText(n))
+		}
+	}
+}
+
+// mdText escapes what Markdown would otherwise read as markup in a note
+// (commands with globs, paths with underscores, <placeholders>).
+var mdText = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "<", "&lt;", ">", "&gt;", "\n", " ").Replace
+
+// writeRunText is the text block of one run with the notes to print under
+// it (shared with 'runs show', which passes all of the run's).
+func writeRunText(w io.Writer, r *run.Run, notes []string, st termfmt.Style) {
 	head := fmt.Sprintf("%s  run %s  %s", st.Bold(r.Probe), runShortID(r.ID), benchSeconds(r.Ended.Sub(r.Started)))
 	if r.CPUs != "" {
 		head += "  cpus " + r.CPUs
@@ -322,7 +343,7 @@ func writeRunText(w io.Writer, r *run.Run, st termfmt.Style) {
 	for _, m := range sums {
 		fmt.Fprintf(w, "  %-*s  %-32s %8s  n=%-3d cv %s\n", width, m.Name, m.Measured(), benchRelText(m), m.N, benchCVText(m))
 	}
-	for _, n := range r.Notes {
+	for _, n := range notes {
 		fmt.Fprintln(w, "  note: "+n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
@@ -263,7 +264,7 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 }
 
 func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool) {
-	writeRunText(w, r, st)
+	writeRunText(w, r, r.Notes, st)
 	kv := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(w, "  %-10s %s\n", k+":", v)
@@ -281,6 +282,10 @@ func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool
 	if r.CPUs == "" {
 		kv("cpus", "unpinned")
 	}
+	// Always shown, quiet or not: a quiet reading is what makes a noisy
+	// one on another run mean something. The note, when there is one,
+	// says what a noisy reading implies.
+	kv("host noise", bench.NoiseText(r.Noise))
 	if len(r.Monitor) > 0 {
 		fmt.Fprintln(w, "  host activity during the run (mean / max over "+fmt.Sprint(len(r.Monitor))+" s):")
 		for _, c := range monitorColumns {

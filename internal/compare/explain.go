@@ -16,7 +16,7 @@ type Cause struct {
 	Title  string   `json:"title"`
 	Why    string   `json:"why"`
 	Areas  []string `json:"areas"`
-	Source string   `json:"source"` // config, run or monitor
+	Source string   `json:"source"` // config, run, monitor or hostnoise
 	// Diffs are the differing facts behind this cause (a knob such as RPS
 	// can differ on many queues at once).
 	Diffs []Diff `json:"diffs"`
@@ -34,7 +34,8 @@ type Cause struct {
 // Supported reports whether metrics this cause can move actually moved.
 func (c Cause) Supported() bool { return len(c.Moved) > 0 }
 
-// explain fills a pair's config diff, monitor diff and likely causes.
+// explain fills a pair's config diff, monitor diff and likely causes
+// (host noise, hostnoise.go, is evidence for the causes only).
 func explain(c *Comparison, p *Pair, base, other Side) {
 	sa := base.Snapshots[c.Sides[0].SnapshotID]
 	sb := other.Snapshots[c.Sides[p.Other].SnapshotID]
@@ -55,6 +56,7 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 				Before: fmt.Sprintf("%.4g %s", m.Base, m.Unit), After: fmt.Sprintf("%.4g %s", m.Other, m.Unit)}, "monitor", explains(m)})
 		}
 	}
+	diffs = append(diffs, hostNoiseDiffs(base.Runs, other.Runs)...)
 	p.Causes = rankCauses(c, p, diffs)
 }
 

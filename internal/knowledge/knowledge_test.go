@@ -47,6 +47,7 @@ func TestLookup(t *testing.T) {
 		"sysctl.kernel.sched_migration_cost_ns":         "scheduler",
 		"sysctl.kernel.numa_balancing":                  "numa",
 		"monitor.steal_pct":                             "steal",
+		"hostnoise.lost_pct":                            "host-noise",
 	}
 	for path, id := range cases {
 		e := Lookup(path)
