@@ -1,17 +1,39 @@
 // Package monitor samples host activity from /proc while a benchmark runs,
 // so that a run carries the evidence needed to trust or distrust its
 // numbers: a probe that measured 20% less on a host with 15% steal, heavy
-// iowait, a memory-pressure stall or another process on the run queue is
-// explained by the series recorded next to it, not by guesswork afterwards.
+// iowait, a memory-pressure stall, direct reclaim, a writeback storm or
+// another process on the run queue is explained by the series recorded
+// next to it, not by guesswork afterwards.
 //
-// Each point is the difference of two readings of cumulative kernel counters
-// (/proc/stat CPU time by state, context switches, interrupts, softirqs)
-// plus instantaneous values (procs_running, procs_blocked, MemAvailable, PSI
-// avg10, cpufreq scaling_cur_freq). Everything is read through hostfs and
-// parsed by prometheus/procfs; only scaling_cur_freq, a one-number sysfs file
-// procfs/sysfs would read with far more work than needed, is read directly.
+// Each point is the difference of two readings of cumulative kernel
+// counters — /proc/stat CPU time by state, context switches, interrupts,
+// softirqs; PSI stall totals; /proc/vmstat block I/O, major faults and
+// reclaim — plus instantaneous values (procs_running, procs_blocked,
+// MemAvailable, page cache, Dirty, Writeback, PSI avg10, cpufreq
+// scaling_cur_freq).
 //
-// Cost: one sample reads seven small files and is measured by
+// Pressure is recorded exactly: the share of each interval in which tasks
+// stalled is the difference of the PSI "some total" (cumulative µs) over
+// the interval's length. The avg10 the kernel also prints decays over ~10
+// seconds, so a 1-second point would carry the previous probe's load into
+// the next one; it is still recorded (psi_*_avg10) because stored runs
+// have only it, and comparisons with them need like for like.
+//
+// Everything is read through hostfs and, where it has a parser, parsed by
+// prometheus/procfs. Two files are parsed here: scaling_cur_freq, one
+// number that procfs/sysfs would read with far more work than needed, and
+// /proc/vmstat, which procfs (v0.23) does not parse at all (it reads only
+// the per-node vmstat under /sys). The vmstat parser looks at seven counter
+// names and sums their per-zone and renamed forms (vmstat.go); it is
+// fuzzed.
+//
+// Sources a host lacks (PSI without CONFIG_PSI, cpufreq on VMs, vmstat
+// event counters without CONFIG_VM_EVENT_COUNTERS) are listed by Missing
+// as notes for the run; their fields are left out of the points (nil), so
+// that "not measured" is never read as a measured 0.
+//
+// Cost: one sample reads six small /proc files (and scaling_cur_freq of
+// each CPU where cpufreq exists) and is measured by
 // BenchmarkSample (docs/bench.md records the figure); at one sample per
 // second it stays far under 1% of one CPU.
 package monitor
@@ -33,6 +55,7 @@ type Sampler struct {
 	proc      procfs.FS
 	freqFiles []string
 	psi       bool
+	vmstat    bool
 	missing   []string
 }
 
@@ -43,14 +66,23 @@ type Reading struct {
 	Ctxt, Intr, SoftIRQs                            uint64
 	Running, Blocked                                int64
 	MemAvailKiB                                     int64
-	PSICPU, PSIMemory, PSIIO                        float64
+	Cache                                           PageCache
+	PSICPU, PSIMemory, PSIIO                        Stall
+	VM                                              VMStat
 	MHz                                             float64
+}
+
+// PageCache is the page cache and its writeback state from /proc/meminfo;
+// OK is false when meminfo or one of the fields could not be read.
+type PageCache struct {
+	CachedKiB, DirtyKiB, WritebackKiB int64
+	OK                                bool
 }
 
 // New returns a Sampler for the host behind fs. It fails only when
 // /proc/stat cannot be read, since without it there is no CPU series at all;
-// other missing sources (PSI on kernels without CONFIG_PSI, cpufreq on VMs)
-// are reported by Missing and left at zero.
+// other missing sources (PSI on kernels without CONFIG_PSI, cpufreq on VMs,
+// vmstat counters) are reported by Missing and left out of the points.
 func New(fs hostfs.FS) (*Sampler, error) {
 	proc, err := fs.Proc()
 	if err != nil {
@@ -63,8 +95,10 @@ func New(fs hostfs.FS) (*Sampler, error) {
 	if _, err := proc.PSIStatsForResource("cpu"); err == nil {
 		s.psi = true
 	} else {
-		s.missing = append(s.missing, "PSI (/proc/pressure) is unavailable on this kernel; psi_* are zero")
+		s.missing = append(s.missing, "PSI (/proc/pressure) is unavailable on this kernel; psi_*_avg10 are zero and psi_*_pct are not recorded")
 	}
+	s.missing = append(s.missing, s.checkMeminfo()...)
+	s.missing = append(s.missing, s.checkVMStat()...)
 	s.freqFiles, _ = fs.Glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq")
 	if len(s.freqFiles) == 0 {
 		s.missing = append(s.missing, "cpufreq is unavailable (no scaling_cur_freq); cpu_mhz is not recorded")
@@ -72,10 +106,42 @@ func New(fs hostfs.FS) (*Sampler, error) {
 	return s, nil
 }
 
+func (s *Sampler) checkMeminfo() []string {
+	mi, err := s.proc.Meminfo()
+	if err != nil {
+		return []string{hostfs.Reason("/proc/meminfo", err) + "; mem_available_kib is zero and page_cache_kib, dirty_kib, writeback_kib are not recorded"}
+	}
+	var out []string
+	if mi.MemAvailable == nil {
+		out = append(out, "/proc/meminfo has no MemAvailable (kernel before 3.14); mem_available_kib is zero")
+	}
+	if mi.Cached == nil || mi.Dirty == nil || mi.Writeback == nil {
+		out = append(out, "/proc/meminfo lacks Cached, Dirty or Writeback; page_cache_kib, dirty_kib, writeback_kib are not recorded")
+	}
+	return out
+}
+
+func (s *Sampler) checkVMStat() []string {
+	b, err := s.fs.ReadFile("/proc/vmstat")
+	if err != nil {
+		return []string{hostfs.Reason("/proc/vmstat", err) + "; block I/O, major-fault and reclaim rates are not recorded"}
+	}
+	v, err := parseVMStat(string(b))
+	if err != nil {
+		return []string{fmt.Sprintf("/proc/vmstat is unreadable (%v); block I/O, major-fault and reclaim rates are not recorded", err)}
+	}
+	s.vmstat = true
+	if m := v.missing(); len(m) > 0 {
+		return []string{fmt.Sprintf("/proc/vmstat lacks event counters (kernel without CONFIG_VM_EVENT_COUNTERS?); %s are not recorded", strings.Join(m, ", "))}
+	}
+	return nil
+}
+
 // Missing lists the sources this host lacks, as notes for the run.
 func (s *Sampler) Missing() []string { return s.missing }
 
-// Read takes one reading, stamped with at.
+// Read takes one reading, stamped with at. Only /proc/stat failing is an
+// error; another source failing leaves its fields out of this reading.
 func (s *Sampler) Read(at time.Time) (Reading, error) {
 	st, err := s.proc.Stat()
 	if err != nil {
@@ -91,24 +157,24 @@ func (s *Sampler) Read(at time.Time) (Reading, error) {
 		Ctxt: st.ContextSwitches, Intr: st.IRQTotal, SoftIRQs: st.SoftIRQTotal,
 		Running: int64(st.ProcessesRunning), Blocked: int64(st.ProcessesBlocked),
 	}
-	if mi, err := s.proc.Meminfo(); err == nil && mi.MemAvailable != nil {
-		r.MemAvailKiB = int64(*mi.MemAvailable)
+	if mi, err := s.proc.Meminfo(); err == nil {
+		if mi.MemAvailable != nil {
+			r.MemAvailKiB = int64(*mi.MemAvailable)
+		}
+		if mi.Cached != nil && mi.Dirty != nil && mi.Writeback != nil {
+			r.Cache = PageCache{CachedKiB: int64(*mi.Cached), DirtyKiB: int64(*mi.Dirty), WritebackKiB: int64(*mi.Writeback), OK: true}
+		}
 	}
 	if s.psi {
-		r.PSICPU = s.psiAvg10("cpu")
-		r.PSIMemory = s.psiAvg10("memory")
-		r.PSIIO = s.psiAvg10("io")
+		r.PSICPU, r.PSIMemory, r.PSIIO = s.stall("cpu"), s.stall("memory"), s.stall("io")
+	}
+	if s.vmstat {
+		if b, err := s.fs.ReadFile("/proc/vmstat"); err == nil {
+			r.VM, _ = parseVMStat(string(b)) // a bad read leaves every counter !OK
+		}
 	}
 	r.MHz = s.meanMHz()
 	return r, nil
-}
-
-func (s *Sampler) psiAvg10(res string) float64 {
-	p, err := s.proc.PSIStatsForResource(res)
-	if err != nil || p.Some == nil {
-		return 0
-	}
-	return p.Some.Avg10
 }
 
 func (s *Sampler) meanMHz() float64 {
@@ -134,7 +200,8 @@ func (s *Sampler) meanMHz() float64 {
 
 // Point is the activity between two readings; t0 is the run's start, from
 // which the point's T is counted. CPU shares are of the total CPU time that
-// passed (all CPUs), rates are per second of wall time.
+// passed (all CPUs), rates are per second of wall time. A field whose
+// source is missing from either reading is left nil.
 func Point(prev, cur Reading, t0 time.Time) run.MonitorPoint {
 	dt := cur.At.Sub(prev.At).Seconds()
 	p := run.MonitorPoint{
@@ -142,9 +209,9 @@ func Point(prev, cur Reading, t0 time.Time) run.MonitorPoint {
 		RunQueue:    cur.Running,
 		Blocked:     cur.Blocked,
 		MemAvailKiB: cur.MemAvailKiB,
-		PSICPU:      cur.PSICPU,
-		PSIMemory:   cur.PSIMemory,
-		PSIIO:       cur.PSIIO,
+		PSICPU:      cur.PSICPU.Avg10,
+		PSIMemory:   cur.PSIMemory.Avg10,
+		PSIIO:       cur.PSIIO.Avg10,
 		CPUMHz:      cur.MHz,
 	}
 	du, ds, dw := cur.User-prev.User, cur.System-prev.System, cur.IOWait-prev.IOWait
@@ -159,6 +226,20 @@ func Point(prev, cur Reading, t0 time.Time) run.MonitorPoint {
 		p.Interrupts = rate(prev.Intr, cur.Intr, dt)
 		p.SoftIRQs = rate(prev.SoftIRQs, cur.SoftIRQs, dt)
 	}
+	p.PSICPUPct = stallPct(prev.PSICPU, cur.PSICPU, dt)
+	p.PSIMemoryPct = stallPct(prev.PSIMemory, cur.PSIMemory, dt)
+	p.PSIIOPct = stallPct(prev.PSIIO, cur.PSIIO, dt)
+	if cur.Cache.OK {
+		p.PageCacheKiB, p.DirtyKiB, p.WritebackKiB = ptr(cur.Cache.CachedKiB), ptr(cur.Cache.DirtyKiB), ptr(cur.Cache.WritebackKiB)
+	}
+	a, b := prev.VM, cur.VM
+	p.PgpgInKiBPerS = counterRate(a.PgpgIn, b.PgpgIn, dt)
+	p.PgpgOutKiBPerS = counterRate(a.PgpgOut, b.PgpgOut, dt)
+	p.MajFaultsPerS = counterRate(a.MajFault, b.MajFault, dt)
+	p.PgScanPerS = counterRate(a.Scan, b.Scan, dt)
+	p.PgScanDirectPerS = counterRate(a.ScanDirect, b.ScanDirect, dt)
+	p.PgStealPerS = counterRate(a.Steal, b.Steal, dt)
+	p.AllocStallsPerS = counterRate(a.AllocStall, b.AllocStall, dt)
 	return p
 }
 
@@ -169,4 +250,12 @@ func rate(a, b uint64, dt float64) float64 {
 		return 0
 	}
 	return float64(b-a) / dt
+}
+
+// counterRate is rate for a vmstat counter, nil unless both readings have it.
+func counterRate(a, b Counter, dt float64) *float64 {
+	if !a.OK || !b.OK || dt <= 0 {
+		return nil
+	}
+	return ptr(rate(a.N, b.N, dt))
 }

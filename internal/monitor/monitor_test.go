@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -9,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/fixture"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/run"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,8 +28,9 @@ func procStat(ticks [8]int, ctxt, intr, softirq uint64, running, blocked int) st
 
 const meminfo = "MemTotal:       24000000 kB\nMemFree:        20000000 kB\nMemAvailable:   21000000 kB\n"
 
-func psi(avg10 float64) string {
-	return fmt.Sprintf("some avg10=%.2f avg60=0.00 avg300=0.00 total=100\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", avg10)
+// psi renders a /proc/pressure file in the kernel's format.
+func psi(avg10 float64, totalUs uint64) string {
+	return fmt.Sprintf("some avg10=%.2f avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", avg10, totalUs)
 }
 
 // tree writes files (host path → content) under a fresh root.
@@ -67,9 +69,9 @@ func TestPointFromTwoReadings(t *testing.T) {
 	fs, root := tree(t, map[string]string{
 		"proc/stat":            procStat([8]int{1000, 0, 500, 8000, 100, 10, 20, 0}, 5000, 7000, 900, 3, 1),
 		"proc/meminfo":         meminfo,
-		"proc/pressure/cpu":    psi(1.5),
-		"proc/pressure/memory": psi(0.25),
-		"proc/pressure/io":     psi(4),
+		"proc/pressure/cpu":    psi(1.5, 1000),
+		"proc/pressure/memory": psi(0.25, 5000),
+		"proc/pressure/io":     psi(4, 0),
 		"sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq": "2000000\n",
 		"sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq": "3000000\n",
 	})
@@ -88,6 +90,10 @@ func TestPointFromTwoReadings(t *testing.T) {
 	// Over two seconds: 100 ticks of CPU time pass (user 60 incl. nice 10,
 	// system 20, iowait 5, irq 1, softirq 4, steal 5, idle 5).
 	write(t, root, "proc/stat", procStat([8]int{1050, 10, 520, 8005, 105, 11, 24, 5}, 9000, 7400, 1100, 7, 2))
+	// 0.3 s, 0.05 s and 1 s of stall in the two seconds.
+	write(t, root, "proc/pressure/cpu", psi(1.5, 301000))
+	write(t, root, "proc/pressure/memory", psi(0.25, 55000))
+	write(t, root, "proc/pressure/io", psi(4, 1000000))
 	b, err := s.Read(t0.Add(3 * time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +109,8 @@ func TestPointFromTwoReadings(t *testing.T) {
 		{"ctxt/s", p.CtxSwitches, 2000}, {"intr/s", p.Interrupts, 200}, {"softirq/s", p.SoftIRQs, 100},
 		{"running", float64(p.RunQueue), 7}, {"blocked", float64(p.Blocked), 2},
 		{"memavail", float64(p.MemAvailKiB), 21000000},
-		{"psi cpu", p.PSICPU, 1.5}, {"psi mem", p.PSIMemory, 0.25}, {"psi io", p.PSIIO, 4},
+		{"psi cpu avg10", p.PSICPU, 1.5}, {"psi mem avg10", p.PSIMemory, 0.25}, {"psi io avg10", p.PSIIO, 4},
+		{"psi cpu", deref(t, p.PSICPUPct), 15}, {"psi mem", deref(t, p.PSIMemoryPct), 2.5}, {"psi io", deref(t, p.PSIIOPct), 50},
 		{"mhz", p.CPUMHz, 2500},
 	}
 	for _, c := range checks {
@@ -113,22 +120,72 @@ func TestPointFromTwoReadings(t *testing.T) {
 	}
 }
 
+func deref[T any](t *testing.T, p *T) T {
+	t.Helper()
+	if p == nil {
+		t.Errorf("field not recorded")
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 func TestMissingSourcesAreNotedNotFatal(t *testing.T) {
 	fs, _ := tree(t, map[string]string{
 		"proc/stat":    procStat([8]int{1, 0, 1, 1, 0, 0, 0, 0}, 1, 1, 1, 1, 0),
-		"proc/meminfo": meminfo,
+		"proc/meminfo": meminfo, // no Cached, Dirty, Writeback
 	})
 	s, err := New(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := strings.Join(s.Missing(), "; ")
-	if !strings.Contains(m, "PSI") || !strings.Contains(m, "cpufreq") {
-		t.Errorf("Missing() = %q, want PSI and cpufreq named", m)
+	for _, want := range []string{"PSI", "cpufreq", "/proc/vmstat does not exist", "page_cache_kib, dirty_kib, writeback_kib are not recorded"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("Missing() = %q, want %q", m, want)
+		}
 	}
-	r, err := s.Read(time.Now())
-	if err != nil || r.PSICPU != 0 || r.MHz != 0 || r.MemAvailKiB != 21000000 {
-		t.Errorf("reading without PSI/cpufreq: %+v %v", r, err)
+	a, err := s.Read(time.Unix(0, 0))
+	if err != nil || a.PSICPU.OK || a.VM.PgpgIn.OK || a.Cache.OK || a.MHz != 0 || a.MemAvailKiB != 21000000 {
+		t.Errorf("reading without PSI/cpufreq/vmstat: %+v %v", a, err)
+	}
+	b, _ := s.Read(time.Unix(1, 0))
+	p := Point(a, b, time.Unix(0, 0))
+	// Not recorded is absent, not 0: the JSON has none of these fields.
+	j, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"psi_cpu_pct", "psi_io_pct", "page_cache_kib", "dirty_kib", "pgpgout_kib_per_s", "allocstall_per_s", "pgscan_direct_per_s"} {
+		if strings.Contains(string(j), `"`+f+`"`) {
+			t.Errorf("%s recorded without its source: %s", f, j)
+		}
+	}
+	if !strings.Contains(string(j), `"psi_cpu_avg10":0`) {
+		t.Errorf("psi_cpu_avg10 stays a 0 for old readers: %s", j)
+	}
+}
+
+// A kernel without CONFIG_VM_EVENT_COUNTERS prints only the nr_* gauges.
+func TestVMStatWithoutEventCounters(t *testing.T) {
+	gauges := ""
+	for _, l := range strings.Split(readFile(t, filepath.Join(fixture.Dir("kvm"), "proc", "vmstat")), "\n") {
+		if strings.HasPrefix(l, "nr_") {
+			gauges += l + "\n"
+		}
+	}
+	s, err := New(fixture.Tree(t, "kvm", map[string]string{"proc/vmstat": gauges}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := strings.Join(s.Missing(), "; ")
+	if !strings.Contains(m, "pgpgin_kib_per_s, pgpgout_kib_per_s, pgmajfault_per_s, pgscan_per_s, pgscan_direct_per_s, pgsteal_per_s, allocstall_per_s are not recorded") {
+		t.Errorf("Missing() = %q", m)
+	}
+	a, _ := s.Read(time.Unix(0, 0))
+	b, _ := s.Read(time.Unix(1, 0))
+	if p := Point(a, b, time.Unix(0, 0)); p.PgpgOutKiBPerS != nil || p.AllocStallsPerS != nil || p.DirtyKiB == nil {
+		t.Errorf("point: pgpgout %v allocstall %v dirty %v", p.PgpgOutKiBPerS, p.AllocStallsPerS, p.DirtyKiB)
 	}
 }
 
@@ -221,21 +278,4 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func TestWarnings(t *testing.T) {
-	quiet := []run.MonitorPoint{{UserPct: 50, PSICPU: 2, RunQueue: 2}, {UserPct: 50, PSICPU: 3, RunQueue: 2}}
-	if w := Warnings(quiet); len(w) != 0 {
-		t.Errorf("quiet host warned: %v", w)
-	}
-	busy := []run.MonitorPoint{{PSICPU: 90, RunQueue: 9, StealPct: 12, PSIMemory: 20, IOWaitPct: 30}, {PSICPU: 96, RunQueue: 8, StealPct: 8, PSIMemory: 10, IOWaitPct: 20}}
-	w := strings.Join(Warnings(busy), "\n")
-	for _, want := range []string{"10.0% CPU steal", "93% of the time (PSI cpu), run queue 8.5", "stalled on memory 15%", "25% iowait"} {
-		if !strings.Contains(w, want) {
-			t.Errorf("warnings lack %q:\n%s", want, w)
-		}
-	}
-	if Warnings(nil) != nil {
-		t.Error("warnings without a series")
-	}
 }

@@ -9,9 +9,11 @@ import (
 // Thresholds above which a run's series says the host was not quiet. They
 // are deliberately loose: the point is to flag runs whose spread is
 // explained by something else on the host, not to grade every percent.
+// Direct reclaim has no threshold: on a host with enough free memory it
+// does not happen at all, and each occurrence stalled an allocating task.
 const (
 	warnStealPct  = 5  // mean steal: the hypervisor gave the CPU to another guest
-	warnPSICPU    = 25 // mean PSI cpu some avg10: runnable tasks waited for a CPU
+	warnPSICPU    = 25 // mean PSI cpu some: runnable tasks waited for a CPU
 	warnIOWaitPct = 10 // mean iowait outside disk probes: someone else is doing I/O
 	warnPSIMemory = 5  // mean PSI memory some: reclaim or swapping stalled tasks
 )
@@ -19,22 +21,26 @@ const (
 // Warnings reads a run's monitor series and says, in one line each, what
 // on the host competed with the probe. The probe's own load also shows in
 // the series, so only signals the probe cannot cause by itself on an
-// otherwise idle host are used (steal, memory stalls), plus CPU pressure
-// and iowait, which a probe can cause, and whose lines say so.
+// otherwise idle host are used (steal, memory stalls, direct reclaim),
+// plus CPU pressure and iowait, which a probe can cause, and whose lines
+// say so. Pressure is the exact share of each interval when the run has
+// it, else (runs stored before it was recorded) the lagging avg10.
 func Warnings(points []run.MonitorPoint) []string {
 	if len(points) == 0 {
 		return nil
 	}
-	var steal, psiCPU, psiMem, iowait, rq float64
+	var steal, iowait, rq float64
 	for _, p := range points {
 		steal += p.StealPct
-		psiCPU += p.PSICPU
-		psiMem += p.PSIMemory
 		iowait += p.IOWaitPct
 		rq += float64(p.RunQueue)
 	}
 	n := float64(len(points))
-	steal, psiCPU, psiMem, iowait, rq = steal/n, psiCPU/n, psiMem/n, iowait/n, rq/n
+	steal, iowait, rq = steal/n, iowait/n, rq/n
+	psiCPU := pressure(points, func(p run.MonitorPoint) (*float64, float64) { return p.PSICPUPct, p.PSICPU })
+	psiMem := pressure(points, func(p run.MonitorPoint) (*float64, float64) { return p.PSIMemoryPct, p.PSIMemory })
+	stalls, _ := meanOf(points, func(p run.MonitorPoint) *float64 { return p.AllocStallsPerS })
+	direct, _ := meanOf(points, func(p run.MonitorPoint) *float64 { return p.PgScanDirectPerS })
 	var out []string
 	if steal > warnStealPct {
 		out = append(out, fmt.Sprintf("host busy: %.1f%% CPU steal on average — the hypervisor ran other guests on these CPUs; results vary with the neighbours", steal))
@@ -45,8 +51,42 @@ func Warnings(points []run.MonitorPoint) []string {
 	if psiMem > warnPSIMemory {
 		out = append(out, fmt.Sprintf("memory pressure: tasks stalled on memory %.0f%% of the time (PSI memory) — reclaim or swapping during the run", psiMem))
 	}
+	if stalls > 0 || direct > 0 {
+		out = append(out, fmt.Sprintf("memory reclaim stalled tasks: %.3g allocations/s entered direct reclaim (allocstall), %.3g pages/s scanned by it on average — the host was short of free memory; results include reclaim", stalls, direct))
+	}
 	if iowait > warnIOWaitPct {
 		out = append(out, fmt.Sprintf("%.0f%% iowait on average — expected for a disk probe, otherwise other I/O ran alongside", iowait))
 	}
 	return out
+}
+
+// pressure is the mean of a PSI series: the exact share over the points
+// that have it, or the avg10 over all points when none has.
+func pressure(points []run.MonitorPoint, get func(run.MonitorPoint) (exact *float64, avg10 float64)) float64 {
+	if m, ok := meanOf(points, func(p run.MonitorPoint) *float64 { e, _ := get(p); return e }); ok {
+		return m
+	}
+	var sum float64
+	for _, p := range points {
+		_, a := get(p)
+		sum += a
+	}
+	return sum / float64(len(points))
+}
+
+// meanOf is the mean of an optional field over the points that recorded
+// it; ok is false when none did.
+func meanOf(points []run.MonitorPoint, get func(run.MonitorPoint) *float64) (mean float64, ok bool) {
+	var sum float64
+	n := 0
+	for _, p := range points {
+		if v := get(p); v != nil {
+			sum += *v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
 }

@@ -39,6 +39,11 @@ type Sample struct {
 
 // MonitorPoint is one 1-second sample of host activity during a run. CPU
 // shares are percent of all CPUs; rates are per second over the interval.
+//
+// The pointer fields were added after runs had been stored: nil means "not
+// recorded" (an older perflab, or a host without the source), which a
+// reader must tell apart from a measured 0 — comparing a run that measured
+// 90 MiB of dirty pages with one that never looked is not a change.
 type MonitorPoint struct {
 	T           float64 `json:"t"` // seconds since the run started
 	UserPct     float64 `json:"user_pct"`
@@ -54,10 +59,33 @@ type MonitorPoint struct {
 	RunQueue    int64   `json:"procs_running"`
 	Blocked     int64   `json:"procs_blocked"`
 	MemAvailKiB int64   `json:"mem_available_kib"`
-	PSICPU      float64 `json:"psi_cpu_avg10"`
-	PSIMemory   float64 `json:"psi_memory_avg10"`
-	PSIIO       float64 `json:"psi_io_avg10"`
-	CPUMHz      float64 `json:"cpu_mhz,omitempty"` // mean scaling_cur_freq when cpufreq exists
+	// PSI "some" avg10 at the interval's end: a 10-second decaying
+	// average, so it still carries the previous 10–20 s (another probe's
+	// load). Kept for stored runs; prefer the exact *Pct fields below.
+	PSICPU    float64 `json:"psi_cpu_avg10"`
+	PSIMemory float64 `json:"psi_memory_avg10"`
+	PSIIO     float64 `json:"psi_io_avg10"`
+	CPUMHz    float64 `json:"cpu_mhz,omitempty"` // mean scaling_cur_freq when cpufreq exists
+
+	// Exact pressure: percent of this interval's wall time in which at
+	// least one task stalled on the resource (Δ PSI "some total" / Δt).
+	PSICPUPct    *float64 `json:"psi_cpu_pct,omitempty"`
+	PSIMemoryPct *float64 `json:"psi_memory_pct,omitempty"`
+	PSIIOPct     *float64 `json:"psi_io_pct,omitempty"`
+
+	// Page cache and writeback at the interval's end (/proc/meminfo).
+	PageCacheKiB *int64 `json:"page_cache_kib,omitempty"` // Cached: file pages incl. tmpfs/shmem, excl. swap cache
+	DirtyKiB     *int64 `json:"dirty_kib,omitempty"`      // Dirty: waiting to be written back
+	WritebackKiB *int64 `json:"writeback_kib,omitempty"`  // Writeback: being written now
+
+	// Block I/O, faults and reclaim over the interval (/proc/vmstat).
+	PgpgInKiBPerS    *float64 `json:"pgpgin_kib_per_s,omitempty"`    // read from block devices
+	PgpgOutKiBPerS   *float64 `json:"pgpgout_kib_per_s,omitempty"`   // written to block devices
+	MajFaultsPerS    *float64 `json:"pgmajfault_per_s,omitempty"`    // page faults that waited for I/O
+	PgScanPerS       *float64 `json:"pgscan_per_s,omitempty"`        // pages scanned by kswapd + direct reclaim
+	PgScanDirectPerS *float64 `json:"pgscan_direct_per_s,omitempty"` // of which by allocating tasks
+	PgStealPerS      *float64 `json:"pgsteal_per_s,omitempty"`       // pages reclaimed by kswapd + direct reclaim
+	AllocStallsPerS  *float64 `json:"allocstall_per_s,omitempty"`    // allocations that entered direct reclaim
 }
 
 // Noise is what the host-noise sentinel (package hostnoise) saw on the
