@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -74,6 +75,9 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 			return nil, clierr.Usagef("e.g. probe:cpu or suite:cpu", "bad name %q: only probe: and suite: qualify a name", name)
 		}
 		name = bare
+		if name == "" {
+			return nil, clierr.Usagef("e.g. probe:cpu", "bad name %q: no suite or probe after the colon", kind+":")
+		}
 		if s, ok := SuiteByName(name); ok && kind != "probe" {
 			suites++
 			plan.Suite = s.Name
@@ -212,6 +216,7 @@ func (c *Catalog) suggest(name string) string {
 		}
 	}
 	sort.Strings(close)
+	close = slices.Compact(close) // cpu and disk are both a suite and a probe
 	if len(close) == 0 {
 		return ""
 	}

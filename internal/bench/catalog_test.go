@@ -118,6 +118,8 @@ func TestResolveProbesAndParams(t *testing.T) {
 		{[]string{"suite:memory.latency"}, nil, `unknown suite "memory.latency"`},
 		{[]string{"tool:disk"}, nil, "only probe: and suite: qualify a name"},
 		{[]string{"probe:nope"}, nil, `unknown suite or probe "nope"`},
+		{[]string{"probe:"}, nil, "no suite or probe after the colon"},
+		{[]string{"cpuu"}, nil, "did you mean cpu?"},
 	} {
 		_, err := c.Resolve(c2.names, c2.params)
 		if err == nil || !strings.Contains(err.Error(), c2.want) || clierr.Code(err) != clierr.Usage {
