@@ -288,28 +288,37 @@ func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool
 	kv("host noise", bench.NoiseText(r.Noise))
 	if len(r.Monitor) > 0 {
 		fmt.Fprintln(w, "  host activity during the run (mean / max over "+fmt.Sprint(len(r.Monitor))+" s):")
-		for _, c := range monitorColumns {
-			mean, mx := 0.0, math.Inf(-1)
+		for _, c := range presentColumns(r.Monitor) {
+			mean, mx, n := 0.0, math.Inf(-1), 0
 			for _, p := range r.Monitor {
-				v := c.get(p)
+				v, ok := c.get(p)
+				if !ok {
+					continue
+				}
 				mean += v
 				mx = math.Max(mx, v)
+				n++
 			}
-			mean /= float64(len(r.Monitor))
+			mean /= float64(n)
 			fmt.Fprintf(w, "    %-16s %10.1f / %-10.1f %s\n", c.name, mean, mx, c.unit)
 		}
 	}
 	if series && len(r.Monitor) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "t/s\t")
-		for _, c := range monitorColumns {
+		cols := presentColumns(r.Monitor)
+		for _, c := range cols {
 			fmt.Fprint(tw, c.short+"\t")
 		}
 		fmt.Fprintln(tw)
 		for _, p := range r.Monitor {
 			fmt.Fprintf(tw, "%.1f\t", p.T)
-			for _, c := range monitorColumns {
-				fmt.Fprintf(tw, "%.1f\t", c.get(p))
+			for _, c := range cols {
+				if v, ok := c.get(p); ok {
+					fmt.Fprintf(tw, "%.1f\t", v)
+				} else {
+					fmt.Fprint(tw, "-\t")
+				}
 			}
 			fmt.Fprintln(tw)
 		}
@@ -327,24 +336,82 @@ func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool
 	}
 }
 
-var monitorColumns = []struct {
+type monitorColumn struct {
 	name, short, unit string
-	get               func(run.MonitorPoint) float64
-}{
-	{"user", "usr%", "% CPU", func(p run.MonitorPoint) float64 { return p.UserPct }},
-	{"system", "sys%", "% CPU", func(p run.MonitorPoint) float64 { return p.SystemPct }},
-	{"iowait", "wa%", "% CPU", func(p run.MonitorPoint) float64 { return p.IOWaitPct }},
-	{"irq+softirq", "si%", "% CPU", func(p run.MonitorPoint) float64 { return p.IRQPct + p.SoftIRQPct }},
-	{"steal", "st%", "% CPU", func(p run.MonitorPoint) float64 { return p.StealPct }},
-	{"context switches", "cs/s", "/s", func(p run.MonitorPoint) float64 { return p.CtxSwitches }},
-	{"interrupts", "in/s", "/s", func(p run.MonitorPoint) float64 { return p.Interrupts }},
-	{"softirqs", "sirq/s", "/s", func(p run.MonitorPoint) float64 { return p.SoftIRQs }},
-	{"run queue", "r", "runnable tasks", func(p run.MonitorPoint) float64 { return float64(p.RunQueue) }},
-	{"blocked", "b", "tasks in D state", func(p run.MonitorPoint) float64 { return float64(p.Blocked) }},
-	{"mem available", "availMiB", "MiB", func(p run.MonitorPoint) float64 { return float64(p.MemAvailKiB) / 1024 }},
-	{"PSI cpu some", "psi.cpu", "% (avg10)", func(p run.MonitorPoint) float64 { return p.PSICPU }},
-	{"PSI memory some", "psi.mem", "% (avg10)", func(p run.MonitorPoint) float64 { return p.PSIMemory }},
-	{"PSI io some", "psi.io", "% (avg10)", func(p run.MonitorPoint) float64 { return p.PSIIO }},
+	// get reports a point's value, and false where the point lacks it
+	// (a field added after the run was stored, a source the host lacks).
+	get func(run.MonitorPoint) (float64, bool)
+}
+
+func always(f func(run.MonitorPoint) float64) func(run.MonitorPoint) (float64, bool) {
+	return func(p run.MonitorPoint) (float64, bool) { return f(p), true }
+}
+
+func optF(f func(run.MonitorPoint) *float64) func(run.MonitorPoint) (float64, bool) {
+	return func(p run.MonitorPoint) (float64, bool) {
+		if v := f(p); v != nil {
+			return *v, true
+		}
+		return 0, false
+	}
+}
+
+func optKiBtoMiB(f func(run.MonitorPoint) *int64) func(run.MonitorPoint) (float64, bool) {
+	return func(p run.MonitorPoint) (float64, bool) {
+		if v := f(p); v != nil {
+			return float64(*v) / 1024, true
+		}
+		return 0, false
+	}
+}
+
+var monitorColumns = []monitorColumn{
+	{"user", "usr%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.UserPct })},
+	{"system", "sys%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.SystemPct })},
+	{"iowait", "wa%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.IOWaitPct })},
+	{"irq+softirq", "si%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.IRQPct + p.SoftIRQPct })},
+	{"steal", "st%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.StealPct })},
+	{"context switches", "cs/s", "/s", always(func(p run.MonitorPoint) float64 { return p.CtxSwitches })},
+	{"interrupts", "in/s", "/s", always(func(p run.MonitorPoint) float64 { return p.Interrupts })},
+	{"softirqs", "sirq/s", "/s", always(func(p run.MonitorPoint) float64 { return p.SoftIRQs })},
+	{"run queue", "r", "runnable tasks", always(func(p run.MonitorPoint) float64 { return float64(p.RunQueue) })},
+	{"blocked", "b", "tasks in D state", always(func(p run.MonitorPoint) float64 { return float64(p.Blocked) })},
+	{"mem available", "availMiB", "MiB", always(func(p run.MonitorPoint) float64 { return float64(p.MemAvailKiB) / 1024 })},
+	{"page cache", "cacheMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.PageCacheKiB })},
+	{"dirty", "dirtyMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.DirtyKiB })},
+	{"writeback", "wbMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.WritebackKiB })},
+	{"read from disk", "pgin", "KiB/s", optF(func(p run.MonitorPoint) *float64 { return p.PgpgInKiBPerS })},
+	{"written to disk", "pgout", "KiB/s", optF(func(p run.MonitorPoint) *float64 { return p.PgpgOutKiBPerS })},
+	{"major faults", "majflt", "/s", optF(func(p run.MonitorPoint) *float64 { return p.MajFaultsPerS })},
+	{"reclaim scan", "pgscan", "pages/s", optF(func(p run.MonitorPoint) *float64 { return p.PgScanPerS })},
+	{"direct reclaim", "stall", "allocstalls/s", optF(func(p run.MonitorPoint) *float64 { return p.AllocStallsPerS })},
+	// Exact per-interval pressure where the run has it; stored runs from
+	// before it only have avg10, which lags by 10–20 s.
+	{"PSI cpu some", "psi.cpu", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSICPUPct })},
+	{"PSI memory some", "psi.mem", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSIMemoryPct })},
+	{"PSI io some", "psi.io", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSIIOPct })},
+	{"PSI cpu some", "psi.cpu", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSICPU }, func(p run.MonitorPoint) bool { return p.PSICPUPct == nil })},
+	{"PSI memory some", "psi.mem", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIMemory }, func(p run.MonitorPoint) bool { return p.PSIMemoryPct == nil })},
+	{"PSI io some", "psi.io", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIIO }, func(p run.MonitorPoint) bool { return p.PSIIOPct == nil })},
+}
+
+// avg10 shows the decaying average only for points without the exact share.
+func avg10(f func(run.MonitorPoint) float64, old func(run.MonitorPoint) bool) func(run.MonitorPoint) (float64, bool) {
+	return func(p run.MonitorPoint) (float64, bool) { return f(p), old(p) }
+}
+
+// presentColumns are the columns at least one point of the series has.
+func presentColumns(points []run.MonitorPoint) []monitorColumn {
+	var out []monitorColumn
+	for _, c := range monitorColumns {
+		for _, p := range points {
+			if _, ok := c.get(p); ok {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func newRunsExportCmd(e *env, db *string) *cobra.Command {

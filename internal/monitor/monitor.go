@@ -23,14 +23,15 @@
 // prometheus/procfs. Two files are parsed here: scaling_cur_freq, one
 // number that procfs/sysfs would read with far more work than needed, and
 // /proc/vmstat, which procfs (v0.23) does not parse at all (it reads only
-// the per-node vmstat under /sys). The vmstat parser looks at seven counter
-// names and sums their per-zone and renamed forms (vmstat.go); it is
-// fuzzed.
+// the per-node vmstat under /sys). The vmstat parser reads seven counters,
+// each summed over its per-zone and older names (vmstat.go); it is fuzzed.
 //
 // Sources a host lacks (PSI without CONFIG_PSI, cpufreq on VMs, vmstat
 // event counters without CONFIG_VM_EVENT_COUNTERS) are listed by Missing
-// as notes for the run; their fields are left out of the points (nil), so
-// that "not measured" is never read as a measured 0.
+// as notes for the run. Their fields are left out of the points (nil
+// pointers, absent in JSON), so that "not measured" is never read as a
+// measured 0; only the fields older than that rule (psi_*_avg10,
+// mem_available_kib) stay 0, as stored runs have them.
 //
 // Cost: one sample reads six small /proc files (and scaling_cur_freq of
 // each CPU where cpufreq exists) and is measured by

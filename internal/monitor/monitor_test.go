@@ -65,10 +65,39 @@ func write(t testing.TB, root, p, content string) {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
+// setMeminfo replaces values of existing /proc/meminfo lines, keeping the
+// kernel's "%-16s%8d kB" layout.
+func setMeminfo(t *testing.T, text string, set map[string]int64) string {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	found := 0
+	for i, l := range lines {
+		name, _, _ := strings.Cut(l, ":")
+		if v, ok := set[name]; ok {
+			lines[i] = fmt.Sprintf("%-16s%8d kB", name+":", v)
+			found++
+		}
+	}
+	if found != len(set) {
+		t.Fatalf("setMeminfo: %d of the %d names are not lines of the file", len(set)-found, len(set))
+	}
+	return strings.Join(lines, "\n")
+}
+
 func TestPointFromTwoReadings(t *testing.T) {
+	// meminfo and vmstat are the kvm fixture's (Linux 6.18); stat,
+	// pressure and cpufreq are written with round numbers.
+	kvmMeminfo := readFile(t, filepath.Join(fixture.Dir("kvm"), "proc", "meminfo"))
+	kvmVMStat := readFile(t, filepath.Join(fixture.Dir("kvm"), "proc", "vmstat"))
+	vmBefore := map[string]uint64{
+		"pgpgin": 1000000, "pgpgout": 2000000, "pgmajfault": 500,
+		"pgscan_kswapd": 10000, "pgscan_direct": 1000, "pgscan_direct_throttle": 0,
+		"pgsteal_kswapd": 9000, "pgsteal_direct": 900, "pgsteal_file": 9900, "allocstall_normal": 10,
+	}
 	fs, root := tree(t, map[string]string{
 		"proc/stat":            procStat([8]int{1000, 0, 500, 8000, 100, 10, 20, 0}, 5000, 7000, 900, 3, 1),
-		"proc/meminfo":         meminfo,
+		"proc/meminfo":         kvmMeminfo,
+		"proc/vmstat":          setVM(t, kvmVMStat, vmBefore),
 		"proc/pressure/cpu":    psi(1.5, 1000),
 		"proc/pressure/memory": psi(0.25, 5000),
 		"proc/pressure/io":     psi(4, 0),
@@ -94,6 +123,15 @@ func TestPointFromTwoReadings(t *testing.T) {
 	write(t, root, "proc/pressure/cpu", psi(1.5, 301000))
 	write(t, root, "proc/pressure/memory", psi(0.25, 55000))
 	write(t, root, "proc/pressure/io", psi(4, 1000000))
+	// 8 MiB read, 20 MiB written, 30 major faults; kswapd scanned 4000
+	// pages and reclaimed 3000, direct reclaim 640 and 600 in 4 stalls.
+	// Throttling and the by-type breakdown are not counted again.
+	write(t, root, "proc/vmstat", setVM(t, kvmVMStat, map[string]uint64{
+		"pgpgin": 1008192, "pgpgout": 2020480, "pgmajfault": 530,
+		"pgscan_kswapd": 14000, "pgscan_direct": 1640, "pgscan_direct_throttle": 100,
+		"pgsteal_kswapd": 12000, "pgsteal_direct": 1500, "pgsteal_file": 13500, "allocstall_normal": 14,
+	}))
+	write(t, root, "proc/meminfo", setMeminfo(t, kvmMeminfo, map[string]int64{"Dirty": 150000, "Writeback": 2048}))
 	b, err := s.Read(t0.Add(3 * time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +146,12 @@ func TestPointFromTwoReadings(t *testing.T) {
 		{"irq", p.IRQPct, 1}, {"softirq", p.SoftIRQPct, 4}, {"steal", p.StealPct, 5}, {"idle", p.IdlePct, 5},
 		{"ctxt/s", p.CtxSwitches, 2000}, {"intr/s", p.Interrupts, 200}, {"softirq/s", p.SoftIRQs, 100},
 		{"running", float64(p.RunQueue), 7}, {"blocked", float64(p.Blocked), 2},
-		{"memavail", float64(p.MemAvailKiB), 21000000},
+		{"memavail", float64(p.MemAvailKiB), 24186804},
+		{"page cache", float64(deref(t, p.PageCacheKiB)), 902444}, {"dirty", float64(deref(t, p.DirtyKiB)), 150000}, {"writeback", float64(deref(t, p.WritebackKiB)), 2048},
+		{"pgpgin KiB/s", deref(t, p.PgpgInKiBPerS), 4096}, {"pgpgout KiB/s", deref(t, p.PgpgOutKiBPerS), 10240},
+		{"majflt/s", deref(t, p.MajFaultsPerS), 15},
+		{"pgscan/s", deref(t, p.PgScanPerS), 2320}, {"pgscan direct/s", deref(t, p.PgScanDirectPerS), 320},
+		{"pgsteal/s", deref(t, p.PgStealPerS), 1800}, {"allocstall/s", deref(t, p.AllocStallsPerS), 2},
 		{"psi cpu avg10", p.PSICPU, 1.5}, {"psi mem avg10", p.PSIMemory, 0.25}, {"psi io avg10", p.PSIIO, 4},
 		{"psi cpu", deref(t, p.PSICPUPct), 15}, {"psi mem", deref(t, p.PSIMemoryPct), 2.5}, {"psi io", deref(t, p.PSIIOPct), 50},
 		{"mhz", p.CPUMHz, 2500},

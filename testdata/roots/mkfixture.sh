@@ -146,6 +146,7 @@ write /proc/sys/kernel/random/uuid 55555555-6666-4777-8888-999999999999
 put /proc/stat
 put /proc/loadavg
 for r in cpu memory io; do put /proc/pressure/$r; done
+put /proc/vmstat
 
 # --- processes --------------------------------------------------------------
 # Two real processes with clean environments, renumbered to fixed PIDs:
