@@ -156,6 +156,7 @@ func Run(ctx context.Context, items []Item, opt Options) ([]*run.Run, error) {
 		}
 		defer restore()
 	}
+	swept := sweepScratch(scratch)
 	var runs []*run.Run
 	var failed []string
 	for i, it := range items {
@@ -163,6 +164,9 @@ func Run(ctx context.Context, items []Item, opt Options) ([]*run.Run, error) {
 			break
 		}
 		r := runItem(ctx, i, len(items), it, opt, scratch)
+		if i == 0 && len(swept) > 0 {
+			r.Notes = append(r.Notes, "removed scratch directories left by a perflab that was killed: "+strings.Join(swept, ", "))
+		}
 		runs = append(runs, r)
 		opt.Progress.Done(r)
 		if opt.OnRun != nil {
@@ -265,7 +269,7 @@ func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch 
 		return r
 	}
 
-	dir, err := os.MkdirTemp(scratch, "perflab-"+safeName(p.Name())+"-*")
+	dir, err := makeScratch(scratch, safeName(p.Name()))
 	if err != nil {
 		return finish(run.StopFailed, fmt.Errorf("scratch directory: %w", err))
 	}

@@ -41,8 +41,13 @@ import (
 // misses workers forked in between.
 //
 // Parent death. The same locked thread is the child's parent thread, so
-// Pdeathsig=SIGKILL fires only when perflab itself dies (e.g. SIGKILL, for
-// which no Teardown can run), never because Go retired an idle thread.
+// the parent-death signal fires only when perflab itself dies (e.g.
+// SIGKILL, for which no Teardown can run), never because Go retired an
+// idle thread. The signal is SIGTERM, not SIGKILL: nginx's master killed
+// outright leaves its workers running (measured: two workers survived
+// every time), while on SIGTERM it stops them; every server perflab starts
+// (nginx, redis-server, mariadbd, qperf, iperf3, sockperf) exits on SIGTERM,
+// which TestSIGKILLLeavesNoProcess checks for nginx.
 
 // launch starts cmd in its own process group with its CPU affinity set to
 // cpus (nil: inherit perflab's) and returns a channel that yields cmd.Wait's
@@ -52,7 +57,7 @@ func launch(cmd *exec.Cmd, cpus []int) (<-chan error, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	started := make(chan error, 1)
 	done := make(chan error, 1)
 	go func() {

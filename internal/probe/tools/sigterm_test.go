@@ -131,3 +131,87 @@ func TestSIGTERMLeavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestSIGKILLLeavesNoProcess kills `perflab bench web` with SIGKILL, for
+// which no Teardown can run, mid-run. The servers' parent-death signal is
+// SIGTERM, so nginx's master stops its workers on the way out (with
+// SIGKILL the master died alone and its workers lived on). The scratch
+// directory stays: nothing of perflab runs after SIGKILL to remove it.
+func TestSIGKILLLeavesNoProcess(t *testing.T) {
+	testenv.Short(t)
+	testenv.RequireTool(t, "wrk")
+	if _, ok := lookPath("nginx"); !ok {
+		testenv.Unavailable(t, "nginx not installed")
+	}
+	bin := buildPerflab(t)
+	root := t.TempDir()
+	cmd := exec.Command(bin, "bench", "web", "--no-store", "--warmup", "0")
+	cmd.Env = append(os.Environ(), "TMPDIR="+root, "HOME="+root, "XDG_DATA_HOME="+root, "NO_COLOR=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var started []proc
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("perflab exited before it was killed: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		ps := descendants(cmd.Process.Pid)
+		started = append(started, ps...)
+		workers, client := 0, false
+		for _, p := range ps {
+			if strings.Contains(p.cmdline, "nginx: worker") {
+				workers++
+			}
+			if f := strings.Fields(p.cmdline); len(f) > 0 {
+				client = client || filepath.Base(f[0]) == "wrk"
+			}
+		}
+		if workers > 0 && client {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("never saw nginx workers and wrk running")
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	// Graceful shutdown takes a moment; give it ten seconds.
+	var left []proc
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if left = alive(started); len(left) == 0 {
+			break
+		}
+	}
+	for _, p := range left {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+	if len(left) > 0 {
+		t.Errorf("processes outlived perflab's SIGKILL: %+v", left)
+	}
+
+	// The scratch directory stayed; the next bench session removes it.
+	stale, _ := filepath.Glob(filepath.Join(root, "perflab-wrk.nginx-*"))
+	if len(stale) != 1 {
+		t.Fatalf("scratch directories after SIGKILL: %v, want the one perflab could not remove", stale)
+	}
+	next := exec.Command(bin, "bench", "probe:syscall", "--no-store", "--no-noise-check", "--min-runs", "6", "--max-runs", "6", "--param", "duration=5ms")
+	next.Env = cmd.Env
+	out, err := next.CombinedOutput()
+	if err != nil {
+		t.Fatalf("next session: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(stale[0]); !os.IsNotExist(err) {
+		t.Errorf("%s still there after the next session (%v)", stale[0], err)
+	}
+	if !strings.Contains(string(out), "removed scratch directories left by a perflab that was killed") {
+		t.Errorf("next session did not say what it removed:\n%s", out)
+	}
+}
