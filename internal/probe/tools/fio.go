@@ -3,8 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +80,7 @@ func (f *Fio) parse(p probe.Params) error {
 	if f.iodepth, err = intParam(n, p, "iodepth", 1, 1, 4096); err != nil {
 		return err
 	}
-	if f.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	_, err = wholeSeconds(n, "duration", f.dur)
+	f.dur, err = runDuration(n, p, time.Second)
 	return err
 }
 
@@ -126,8 +121,8 @@ func (f *Fio) Setup(ctx context.Context, env *probe.Env) error {
 		return err
 	}
 	env.ToolVersion = f.version
-	f.dir = filepath.Join(env.Dir, "fio")
-	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+	var err error
+	if f.dir, err = makeDir(env, "fio"); err != nil {
 		return err
 	}
 	// Lay the file out with real data: reading never-written extents
@@ -208,11 +203,4 @@ func (f *Fio) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, 
 	return out, nil
 }
 
-func (f *Fio) Teardown(*probe.Env) error {
-	if f.dir == "" {
-		return nil
-	}
-	err := os.RemoveAll(f.dir)
-	f.dir = ""
-	return err
-}
+func (f *Fio) Teardown(*probe.Env) error { return removeDir(&f.dir) }

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -21,9 +19,7 @@ type Iperf3 struct {
 	dur           time.Duration
 	pl            placement
 
-	dir  string
-	port int
-	srv  *server
+	privateServer
 }
 
 func (*Iperf3) Name() string { return "iperf3" }
@@ -53,10 +49,7 @@ func (i *Iperf3) parse(p probe.Params) error {
 	if i.streams, err = intParam(n, p, "streams", 1, 1, 128); err != nil {
 		return err
 	}
-	if i.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	if _, err = wholeSeconds(n, "duration", i.dur); err != nil {
+	if i.dur, err = runDuration(n, p, time.Second); err != nil {
 		return err
 	}
 	i.pl, err = placementParams(n, p)
@@ -95,21 +88,12 @@ func (i *Iperf3) Setup(ctx context.Context, env *probe.Env) error {
 	}
 	env.ToolVersion = i.version
 	addNote(&env.Notes, placementNote(i.pl))
-	i.dir = filepath.Join(env.Dir, "iperf3")
-	if err := os.MkdirAll(i.dir, 0o700); err != nil {
-		return err
-	}
-	var err error
-	if i.port, err = freePort(true); err != nil {
+	if err := i.prepare(env, "iperf3", true); err != nil {
 		return err
 	}
 	argv := []string{i.path, "-s", "-B", "127.0.0.1", "-p", strconv.Itoa(i.port)}
-	addNote(&env.Notes, "server: "+shellJoin(argv))
-	if i.srv, err = startServer("iperf3", argv, i.dir, i.pl.server); err != nil {
-		return err
-	}
 	// A probing connection would count as a failed test on the server.
-	return i.srv.waitReady(ctx, 30*time.Second, boundReady("tcp", i.port))
+	return i.start(ctx, env, "iperf3", argv, i.pl.server, boundReady("tcp", i.port))
 }
 
 func (i *Iperf3) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
@@ -150,14 +134,4 @@ func (i *Iperf3) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 	return out, nil
 }
 
-func (i *Iperf3) Teardown(*probe.Env) error {
-	err := i.srv.stop(5 * time.Second)
-	i.srv = nil
-	if i.dir != "" {
-		if rerr := os.RemoveAll(i.dir); rerr != nil && err == nil {
-			err = rerr
-		}
-		i.dir = ""
-	}
-	return err
-}
+func (i *Iperf3) Teardown(*probe.Env) error { return i.teardown() }

@@ -38,16 +38,18 @@ func sizeParam(probeName string, p probe.Params, key string, def, lo, hi int64) 
 	return v, nil
 }
 
-func durationParam(probeName string, p probe.Params, key string, def, lo, hi time.Duration) (time.Duration, error) {
-	return p.DurationIn(probeName, key, def, lo, hi)
-}
-
-// wholeSeconds is d for tools that only take integer seconds.
-func wholeSeconds(probeName, key string, d time.Duration) (int, error) {
-	if d%time.Second != 0 {
-		return 0, paramError(probeName, key, "%v: this tool takes whole seconds", d)
+// runDuration reads the "duration" parameter every time-bound adapter
+// has: from 1s to 10 minutes, def when unset, and whole seconds, since
+// the tools take integer seconds.
+func runDuration(probeName string, p probe.Params, def time.Duration) (time.Duration, error) {
+	d, err := p.DurationIn(probeName, "duration", def, time.Second, 10*time.Minute)
+	if err != nil {
+		return 0, err
 	}
-	return int(d / time.Second), nil
+	if d%time.Second != 0 {
+		return 0, paramError(probeName, "duration", "%v: this tool takes whole seconds", d)
+	}
+	return d, nil
 }
 
 // listParam reads a comma-separated list whose items must be in allowed,

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,9 +21,7 @@ type Qperf struct {
 	dur           time.Duration
 	pl            placement
 
-	dir  string
-	port int
-	srv  *server
+	privateServer
 }
 
 var qperfTests = []string{"tcp_bw", "tcp_lat", "udp_bw", "udp_lat"}
@@ -60,10 +56,7 @@ func (q *Qperf) parse(p probe.Params) error {
 			return paramError(n, "msg_size", "%d bytes does not fit in a UDP datagram (max 65507) for %s", q.msgSize, t)
 		}
 	}
-	if q.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	if _, err = wholeSeconds(n, "duration", q.dur); err != nil {
+	if q.dur, err = runDuration(n, p, time.Second); err != nil {
 		return err
 	}
 	q.pl, err = placementParams(n, p)
@@ -122,20 +115,11 @@ func (q *Qperf) Setup(ctx context.Context, env *probe.Env) error {
 	}
 	env.ToolVersion = q.version
 	addNote(&env.Notes, placementNote(q.pl))
-	q.dir = filepath.Join(env.Dir, "qperf")
-	if err := os.MkdirAll(q.dir, 0o700); err != nil {
-		return err
-	}
-	var err error
-	if q.port, err = freePort(false); err != nil {
+	if err := q.prepare(env, "qperf", false); err != nil {
 		return err
 	}
 	argv := []string{q.path, "--listen_port", strconv.Itoa(q.port)}
-	addNote(&env.Notes, "server: "+shellJoin(argv))
-	if q.srv, err = startServer("qperf", argv, q.dir, q.pl.server); err != nil {
-		return err
-	}
-	return q.srv.waitReady(ctx, 30*time.Second, tcpReady(q.port))
+	return q.start(ctx, env, "qperf", argv, q.pl.server, tcpReady(q.port))
 }
 
 func (q *Qperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
@@ -143,11 +127,9 @@ func (q *Qperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64
 		"-m", strconv.FormatInt(q.msgSize, 10)}
 	argv = append(argv, q.tests...)
 	recordCommand(env, argv)
-	gctx, cancel := q.srv.guard(ctx)
-	res, err := runTool(gctx, invocation{tool: "qperf", argv: argv, dir: q.dir, cpus: q.pl.client,
+	res, err := q.srv.runClient(ctx, invocation{tool: "qperf", argv: argv, dir: q.dir, cpus: q.pl.client,
 		timeout: toolTimeout(time.Duration(len(q.tests)) * q.dur)})
-	cancel()
-	if err := q.srv.failed(err); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	r, err := ParseQperf(string(res.stdout) + string(res.stderr))
@@ -169,14 +151,4 @@ func (q *Qperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64
 	return out, nil
 }
 
-func (q *Qperf) Teardown(*probe.Env) error {
-	err := q.srv.stop(5 * time.Second)
-	q.srv = nil
-	if q.dir != "" {
-		if rerr := os.RemoveAll(q.dir); rerr != nil && err == nil {
-			err = rerr
-		}
-		q.dir = ""
-	}
-	return err
-}
+func (q *Qperf) Teardown(*probe.Env) error { return q.teardown() }

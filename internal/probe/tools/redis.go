@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,9 +27,7 @@ type Redis struct {
 	requests              int
 	pl                    placement
 
-	dir  string
-	port int
-	srv  *server
+	privateServer
 }
 
 var redisTests = []string{"ping", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop", "sadd", "hset", "spop", "mset"}
@@ -138,21 +134,12 @@ func (r *Redis) Setup(ctx context.Context, env *probe.Env) error {
 	}
 	env.ToolVersion = r.benchVersion
 	env.Notes = append(env.Notes, "server: redis-server "+r.serverVersion, placementNote(r.pl))
-	r.dir = filepath.Join(env.Dir, "redis")
-	if err := os.MkdirAll(r.dir, 0o700); err != nil {
-		return err
-	}
-	var err error
-	if r.port, err = freePort(false); err != nil {
+	if err := r.prepare(env, "redis", false); err != nil {
 		return err
 	}
 	argv := []string{r.serverPath, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", r.dir, "--daemonize", "no", "--logfile", "", "--protected-mode", "yes"}
-	addNote(&env.Notes, "server: "+shellJoin(argv))
-	if r.srv, err = startServer("redis-server", argv, r.dir, r.pl.server); err != nil {
-		return err
-	}
-	return r.srv.waitReady(ctx, 30*time.Second, redisPing(r.port))
+	return r.start(ctx, env, "redis-server", argv, r.pl.server, redisPing(r.port))
 }
 
 // redisPing is the readiness check: the server answers PING with +PONG
@@ -231,14 +218,4 @@ func (r *Redis) Iterate(ctx context.Context, env *probe.Env) (map[string]float64
 	return sum, nil
 }
 
-func (r *Redis) Teardown(*probe.Env) error {
-	err := r.srv.stop(5 * time.Second)
-	r.srv = nil
-	if r.dir != "" {
-		if rerr := os.RemoveAll(r.dir); rerr != nil && err == nil {
-			err = rerr
-		}
-		r.dir = ""
-	}
-	return err
-}
+func (r *Redis) Teardown(*probe.Env) error { return r.teardown() }

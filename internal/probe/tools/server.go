@@ -400,6 +400,15 @@ func (s *server) guard(ctx context.Context) (context.Context, context.CancelFunc
 	return gctx, cancel
 }
 
+// runClient runs a client against s under guard and, when it fails,
+// reports the server's death rather than the client's symptoms of it.
+func (s *server) runClient(ctx context.Context, inv invocation) (result, error) {
+	gctx, cancel := s.guard(ctx)
+	res, err := runTool(gctx, inv)
+	cancel()
+	return res, s.failed(err)
+}
+
 // portBound reports whether a local socket of proto ("tcp" in LISTEN
 // state, or "udp") is bound to port, from /proc/net via procfs. It is the
 // readiness check for servers that a probing connection would disturb (an

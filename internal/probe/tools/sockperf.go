@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -20,9 +18,7 @@ type Sockperf struct {
 	dur           time.Duration
 	pl            placement
 
-	dir  string
-	port int
-	srv  *server
+	privateServer
 }
 
 func (*Sockperf) Name() string { return "sockperf" }
@@ -58,10 +54,7 @@ func (s *Sockperf) parse(p probe.Params) error {
 	if s.msgSize, err = intParam(n, p, "msg_size", 64, 14, 65000); err != nil {
 		return err
 	}
-	if s.dur, err = durationParam(n, p, "duration", 2*time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	if _, err = wholeSeconds(n, "duration", s.dur); err != nil {
+	if s.dur, err = runDuration(n, p, 2*time.Second); err != nil {
 		return err
 	}
 	s.pl, err = placementParams(n, p)
@@ -94,23 +87,14 @@ func (s *Sockperf) Setup(ctx context.Context, env *probe.Env) error {
 	}
 	env.ToolVersion = s.version
 	addNote(&env.Notes, placementNote(s.pl))
-	s.dir = filepath.Join(env.Dir, "sockperf")
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return err
-	}
-	var err error
-	if s.port, err = freePort(true); err != nil {
+	if err := s.prepare(env, "sockperf", true); err != nil {
 		return err
 	}
 	argv := []string{s.path, "server", "-i", "127.0.0.1", "-p", strconv.Itoa(s.port)}
 	if s.proto == "tcp" {
 		argv = append(argv, "--tcp")
 	}
-	addNote(&env.Notes, "server: "+shellJoin(argv))
-	if s.srv, err = startServer("sockperf", argv, s.dir, s.pl.server); err != nil {
-		return err
-	}
-	return s.srv.waitReady(ctx, 30*time.Second, boundReady(s.proto, s.port))
+	return s.start(ctx, env, "sockperf", argv, s.pl.server, boundReady(s.proto, s.port))
 }
 
 func (s *Sockperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
@@ -120,10 +104,8 @@ func (s *Sockperf) Iterate(ctx context.Context, env *probe.Env) (map[string]floa
 		argv = append(argv, "--tcp")
 	}
 	recordCommand(env, argv)
-	gctx, cancel := s.srv.guard(ctx)
-	res, err := runTool(gctx, invocation{tool: "sockperf", argv: argv, dir: s.dir, cpus: s.pl.client, timeout: toolTimeout(s.dur)})
-	cancel()
-	if err := s.srv.failed(err); err != nil {
+	res, err := s.srv.runClient(ctx, invocation{tool: "sockperf", argv: argv, dir: s.dir, cpus: s.pl.client, timeout: toolTimeout(s.dur)})
+	if err != nil {
 		return nil, err
 	}
 	r, err := ParseSockperf(string(res.stdout) + string(res.stderr))
@@ -138,14 +120,4 @@ func (s *Sockperf) Iterate(ctx context.Context, env *probe.Env) (map[string]floa
 	return map[string]float64{"latency.avg": r.AvgUs, "latency.p50": p50, "latency.p99": p99}, nil
 }
 
-func (s *Sockperf) Teardown(*probe.Env) error {
-	err := s.srv.stop(5 * time.Second)
-	s.srv = nil
-	if s.dir != "" {
-		if rerr := os.RemoveAll(s.dir); rerr != nil && err == nil {
-			err = rerr
-		}
-		s.dir = ""
-	}
-	return err
-}
+func (s *Sockperf) Teardown(*probe.Env) error { return s.teardown() }

@@ -57,10 +57,7 @@ func (s *StressNG) parse(p probe.Params) error {
 			return paramError(n, "cpu_method", "%q is not a stress-ng cpu method name", s.cpuMethod)
 		}
 	}
-	if s.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	_, err = wholeSeconds(n, "duration", s.dur)
+	s.dur, err = runDuration(n, p, time.Second)
 	return err
 }
 
@@ -91,8 +88,9 @@ func (s *StressNG) Setup(ctx context.Context, env *probe.Env) error {
 		return err
 	}
 	env.ToolVersion = s.version
-	s.dir = filepath.Join(env.Dir, "stress-ng")
-	return os.MkdirAll(s.dir, 0o700)
+	var err error
+	s.dir, err = makeDir(env, "stress-ng")
+	return err
 }
 
 func (s *StressNG) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
@@ -127,11 +125,4 @@ func (s *StressNG) Iterate(ctx context.Context, env *probe.Env) (map[string]floa
 	return out, nil
 }
 
-func (s *StressNG) Teardown(*probe.Env) error {
-	if s.dir == "" {
-		return nil
-	}
-	err := os.RemoveAll(s.dir)
-	s.dir = ""
-	return err
-}
+func (s *StressNG) Teardown(*probe.Env) error { return removeDir(&s.dir) }

@@ -28,6 +28,19 @@ func (s *sysbench) available(ctx context.Context) error {
 	return nil
 }
 
+// setup is the whole Setup of the sysbench probes that start nothing:
+// parse the probe's parameters, find sysbench and record its version.
+func (s *sysbench) setup(ctx context.Context, env *probe.Env, parse func(probe.Params) error) error {
+	if err := parse(env.Params); err != nil {
+		return err
+	}
+	if err := s.available(ctx); err != nil {
+		return err
+	}
+	env.ToolVersion = s.version
+	return nil
+}
+
 // argv builds a sysbench command line. dur 0 leaves the time limit out
 // (tests with a fixed amount of work, like mutex).
 func (s *sysbench) argv(test string, threads int, dur time.Duration, opts []string, command string) []string {
@@ -47,9 +60,11 @@ func (s *sysbench) argv(test string, threads int, dur time.Duration, opts []stri
 	return append(a, command)
 }
 
-// run runs one sysbench test and parses it; it records the command line
-// (the first one as the run's command, the others as notes).
-func (s *sysbench) run(ctx context.Context, env *probe.Env, dir string, argv []string, timeout time.Duration) (*SysbenchResult, error) {
+// run runs one sysbench test and parses it, failing unless the output has
+// every one of the keys (SysbenchResult.Has) the caller reads; it records
+// the command line (the first one as the run's command, the others as
+// notes).
+func (s *sysbench) run(ctx context.Context, env *probe.Env, dir string, argv []string, timeout time.Duration, keys ...string) (*SysbenchResult, error) {
 	recordCommand(env, argv)
 	res, err := runTool(ctx, invocation{tool: "sysbench", argv: argv, dir: dir, timeout: timeout})
 	if err != nil {
@@ -64,6 +79,9 @@ func (s *sysbench) run(ctx context.Context, env *probe.Env, dir string, argv []s
 	}
 	if len(r.Fatal) > 0 {
 		return nil, &ToolError{Tool: "sysbench", Command: argv, ExitCode: res.exitCode, Reason: "reported FATAL: " + r.Fatal[0]}
+	}
+	if err := requireValues(r, argv, keys...); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -81,12 +99,16 @@ func recordCommand(env *probe.Env, argv []string) {
 	addNote(&env.Notes, "also ran: "+shellJoin(argv))
 }
 
-// needValue requires a value the parser may have left unset.
-func needValue(r *SysbenchResult, key string, v float64, argv []string) (float64, error) {
-	if !r.Has[key] {
-		return 0, &ToolError{Tool: "sysbench", Command: argv, ExitCode: 0, Reason: fmt.Sprintf("output has no %s", key)}
+// requireValues fails, naming the first one missing, unless sysbench
+// printed every one of keys: a value the parser left unset reads as 0,
+// which must not be stored as a measurement.
+func requireValues(r *SysbenchResult, argv []string, keys ...string) error {
+	for _, key := range keys {
+		if !r.Has[key] {
+			return &ToolError{Tool: "sysbench", Command: argv, ExitCode: 0, Reason: fmt.Sprintf("output has no %s", key)}
+		}
 	}
-	return v, nil
+	return nil
 }
 
 // toolTimeout bounds a tool run that should take d: generous, so a slow

@@ -48,10 +48,7 @@ func (c *SysbenchCPU) parse(p probe.Params) error {
 	if c.maxPrime, err = intParam(n, p, "max_prime", 10000, 3, 100_000_000); err != nil {
 		return err
 	}
-	if c.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	_, err = wholeSeconds(n, "duration", c.dur)
+	c.dur, err = runDuration(n, p, time.Second)
 	return err
 }
 
@@ -70,29 +67,18 @@ func (c *SysbenchCPU) Metrics(p probe.Params) ([]run.Metric, error) {
 func (c *SysbenchCPU) Available() error { return c.sb.available(context.Background()) }
 
 func (c *SysbenchCPU) Setup(ctx context.Context, env *probe.Env) error {
-	if err := c.parse(env.Params); err != nil {
-		return err
-	}
-	if err := c.sb.available(ctx); err != nil {
-		return err
-	}
-	env.ToolVersion = c.sb.version
-	return nil
+	return c.sb.setup(ctx, env, c.parse)
 }
 
 func (c *SysbenchCPU) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	out := map[string]float64{}
 	for _, t := range c.threads {
 		argv := c.sb.argv("cpu", t, c.dur, []string{"--cpu-max-prime=" + strconv.Itoa(c.maxPrime)}, "run")
-		r, err := c.sb.run(ctx, env, env.Dir, argv, toolTimeout(c.dur))
+		r, err := c.sb.run(ctx, env, env.Dir, argv, toolTimeout(c.dur), "events_per_sec")
 		if err != nil {
 			return nil, err
 		}
-		v, err := needValue(r, "events_per_sec", r.EventsPerSec, argv)
-		if err != nil {
-			return nil, err
-		}
-		out["events_per_sec.t"+strconv.Itoa(t)] = v
+		out["events_per_sec.t"+strconv.Itoa(t)] = r.EventsPerSec
 	}
 	return out, nil
 }
@@ -136,10 +122,7 @@ func (s *SysbenchThreads) parse(p probe.Params) error {
 	if s.lck, err = intParam(n, p, "locks", 8, 1, 1_000_000); err != nil {
 		return err
 	}
-	if s.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	_, err = wholeSeconds(n, "duration", s.dur)
+	s.dur, err = runDuration(n, p, time.Second)
 	return err
 }
 
@@ -156,31 +139,16 @@ func (s *SysbenchThreads) Metrics(p probe.Params) ([]run.Metric, error) {
 func (s *SysbenchThreads) Available() error { return s.sb.available(context.Background()) }
 
 func (s *SysbenchThreads) Setup(ctx context.Context, env *probe.Env) error {
-	if err := s.parse(env.Params); err != nil {
-		return err
-	}
-	if err := s.sb.available(ctx); err != nil {
-		return err
-	}
-	env.ToolVersion = s.sb.version
-	return nil
+	return s.sb.setup(ctx, env, s.parse)
 }
 
 func (s *SysbenchThreads) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	argv := s.sb.argv("threads", s.threads, s.dur, []string{"--thread-yields=" + strconv.Itoa(s.yields), "--thread-locks=" + strconv.Itoa(s.lck)}, "run")
-	r, err := s.sb.run(ctx, env, env.Dir, argv, toolTimeout(s.dur))
+	r, err := s.sb.run(ctx, env, env.Dir, argv, toolTimeout(s.dur), "events_per_sec", "lat_p95")
 	if err != nil {
 		return nil, err
 	}
-	eps, err := needValue(r, "events_per_sec", r.EventsPerSec, argv)
-	if err != nil {
-		return nil, err
-	}
-	p95, err := needValue(r, "lat_p95", r.LatP95Ms, argv)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]float64{"events_per_sec": eps, "latency_p95": p95}, nil
+	return map[string]float64{"events_per_sec": r.EventsPerSec, "latency_p95": r.LatP95Ms}, nil
 }
 
 func (*SysbenchThreads) Teardown(*probe.Env) error { return nil }
@@ -235,28 +203,17 @@ func (m *SysbenchMutex) Metrics(p probe.Params) ([]run.Metric, error) {
 func (m *SysbenchMutex) Available() error { return m.sb.available(context.Background()) }
 
 func (m *SysbenchMutex) Setup(ctx context.Context, env *probe.Env) error {
-	if err := m.parse(env.Params); err != nil {
-		return err
-	}
-	if err := m.sb.available(ctx); err != nil {
-		return err
-	}
-	env.ToolVersion = m.sb.version
-	return nil
+	return m.sb.setup(ctx, env, m.parse)
 }
 
 func (m *SysbenchMutex) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	argv := m.sb.argv("mutex", m.threads, 0, []string{"--mutex-num=" + strconv.Itoa(m.num),
 		"--mutex-locks=" + strconv.Itoa(m.locks), "--mutex-loops=" + strconv.Itoa(m.lps)}, "run")
-	r, err := m.sb.run(ctx, env, env.Dir, argv, 2*time.Minute)
+	r, err := m.sb.run(ctx, env, env.Dir, argv, 2*time.Minute, "total_time")
 	if err != nil {
 		return nil, err
 	}
-	secs, err := needValue(r, "total_time", r.TotalTime, argv)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]float64{"seconds": secs}, nil
+	return map[string]float64{"seconds": r.TotalTime}, nil
 }
 
 func (*SysbenchMutex) Teardown(*probe.Env) error { return nil }

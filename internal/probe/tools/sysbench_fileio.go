@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -70,10 +68,7 @@ func (f *SysbenchFileIO) parse(p probe.Params) error {
 	default:
 		return paramError(n, "extra_flags", "%q is not one of direct, sync, dsync (or empty)", f.flags)
 	}
-	if f.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	_, err = wholeSeconds(n, "duration", f.dur)
+	f.dur, err = runDuration(n, p, time.Second)
 	return err
 }
 
@@ -118,20 +113,16 @@ func (f *SysbenchFileIO) opts() []string {
 }
 
 func (f *SysbenchFileIO) Setup(ctx context.Context, env *probe.Env) error {
-	if err := f.parse(env.Params); err != nil {
+	if err := f.sb.setup(ctx, env, f.parse); err != nil {
 		return err
 	}
-	if err := f.sb.available(ctx); err != nil {
-		return err
-	}
-	env.ToolVersion = f.sb.version
-	f.dir = filepath.Join(env.Dir, "sysbench-fileio")
-	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+	var err error
+	if f.dir, err = makeDir(env, "sysbench-fileio"); err != nil {
 		return err
 	}
 	argv := f.sb.argv("fileio", 1, 0, f.opts(), "prepare")
 	addNote(&env.Notes, "prepared with: "+shellJoin(argv))
-	_, err := runTool(ctx, invocation{tool: "sysbench", argv: argv, dir: f.dir, timeout: 10 * time.Minute})
+	_, err = runTool(ctx, invocation{tool: "sysbench", argv: argv, dir: f.dir, timeout: 10 * time.Minute})
 	return err
 }
 
@@ -144,24 +135,22 @@ func (f *SysbenchFileIO) Iterate(ctx context.Context, env *probe.Env) (map[strin
 		if err != nil {
 			return nil, err
 		}
+		// A metric is MODE.KEY, KEY the parser's name for the value.
 		for _, m := range fileioMetrics(mode) {
-			var key string
-			var v float64
-			switch m.Name[len(mode)+1:] {
-			case "reads_per_sec":
-				key, v = "reads_per_sec", r.ReadsPerSec
-			case "read_mib_per_sec":
-				key, v = "read_mib_per_sec", r.ReadMiBPerSec
-			case "writes_per_sec":
-				key, v = "writes_per_sec", r.WritesPerSec
-			case "write_mib_per_sec":
-				key, v = "write_mib_per_sec", r.WriteMiBPerSec
-			}
-			val, err := needValue(r, key, v, argv)
-			if err != nil {
+			key := m.Name[len(mode)+1:]
+			if err := requireValues(r, argv, key); err != nil {
 				return nil, err
 			}
-			out[m.Name] = val
+			switch key {
+			case "reads_per_sec":
+				out[m.Name] = r.ReadsPerSec
+			case "read_mib_per_sec":
+				out[m.Name] = r.ReadMiBPerSec
+			case "writes_per_sec":
+				out[m.Name] = r.WritesPerSec
+			case "write_mib_per_sec":
+				out[m.Name] = r.WriteMiBPerSec
+			}
 		}
 	}
 	return out, nil
@@ -169,11 +158,4 @@ func (f *SysbenchFileIO) Iterate(ctx context.Context, env *probe.Env) (map[strin
 
 // Teardown removes the test files (the harness removes the scratch
 // directory too; this keeps the space short-lived on a small disk).
-func (f *SysbenchFileIO) Teardown(*probe.Env) error {
-	if f.dir == "" {
-		return nil
-	}
-	err := os.RemoveAll(f.dir)
-	f.dir = ""
-	return err
-}
+func (f *SysbenchFileIO) Teardown(*probe.Env) error { return removeDir(&f.dir) }

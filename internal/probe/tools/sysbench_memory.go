@@ -56,10 +56,7 @@ func (m *SysbenchMemory) parse(p probe.Params) error {
 	if m.threads, err = intParam(n, p, "threads", 1, 1, 4096); err != nil {
 		return err
 	}
-	if m.dur, err = durationParam(n, p, "duration", time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	_, err = wholeSeconds(n, "duration", m.dur)
+	m.dur, err = runDuration(n, p, time.Second)
 	return err
 }
 
@@ -81,14 +78,7 @@ func (m *SysbenchMemory) Metrics(p probe.Params) ([]run.Metric, error) {
 func (m *SysbenchMemory) Available() error { return m.sb.available(context.Background()) }
 
 func (m *SysbenchMemory) Setup(ctx context.Context, env *probe.Env) error {
-	if err := m.parse(env.Params); err != nil {
-		return err
-	}
-	if err := m.sb.available(ctx); err != nil {
-		return err
-	}
-	env.ToolVersion = m.sb.version
-	return nil
+	return m.sb.setup(ctx, env, m.parse)
 }
 
 func (m *SysbenchMemory) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
@@ -100,15 +90,11 @@ func (m *SysbenchMemory) Iterate(ctx context.Context, env *probe.Env) (map[strin
 				"--memory-block-size=" + strconv.FormatInt(m.block, 10),
 				"--memory-total-size=100G",
 				"--memory-oper=" + op, "--memory-access-mode=" + mode}, "run")
-			r, err := m.sb.run(ctx, env, env.Dir, argv, toolTimeout(m.dur))
+			r, err := m.sb.run(ctx, env, env.Dir, argv, toolTimeout(m.dur), "mib_per_sec")
 			if err != nil {
 				return nil, err
 			}
-			v, err := needValue(r, "mib_per_sec", r.MiBPerSec, argv)
-			if err != nil {
-				return nil, err
-			}
-			out[memMetric(mode, op)] = v
+			out[memMetric(mode, op)] = r.MiBPerSec
 		}
 	}
 	return out, nil

@@ -55,10 +55,7 @@ func (o *OLTP) parse(p probe.Params) error {
 	if o.tableSize, err = intParam(n, p, "table_size", 10000, 1, 100_000_000); err != nil {
 		return err
 	}
-	if o.dur, err = durationParam(n, p, "duration", 2*time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	if _, err = wholeSeconds(n, "duration", o.dur); err != nil {
+	if o.dur, err = runDuration(n, p, 2*time.Second); err != nil {
 		return err
 	}
 	o.pl, err = placementParams(n, p)
@@ -114,28 +111,21 @@ func (o *OLTP) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 	argv = append(argv, "--tables="+strconv.Itoa(o.tables), "--table-size="+strconv.Itoa(o.tableSize),
 		"--threads="+strconv.Itoa(o.threads), "--time="+secondsArg(o.dur), "run")
 	recordCommand(env, argv)
-	gctx, cancel := o.db.srv.guard(ctx)
-	res, err := runTool(gctx, invocation{tool: "sysbench", argv: argv, dir: env.Dir, cpus: o.pl.client, timeout: toolTimeout(o.dur)})
-	cancel()
-	if err := o.db.srv.failed(err); err != nil {
+	res, err := o.db.srv.runClient(ctx, invocation{tool: "sysbench", argv: argv, dir: env.Dir, cpus: o.pl.client, timeout: toolTimeout(o.dur)})
+	if err != nil {
 		return nil, err
 	}
 	r, err := ParseSysbench(string(res.stdout))
 	if err != nil {
 		return nil, &ToolError{Tool: "sysbench", Command: argv, ExitCode: res.exitCode, Reason: err.Error(), Tail: tailOf(res)}
 	}
-	tps, err := needValue(r, "tps", r.TPS, argv)
-	if err != nil {
-		return nil, err
-	}
-	p95, err := needValue(r, "lat_p95", r.LatP95Ms, argv)
-	if err != nil {
+	if err := requireValues(r, argv, "tps", "lat_p95"); err != nil {
 		return nil, err
 	}
 	if r.ErrorsPerSec > 0 {
 		addNote(&env.Notes, fmt.Sprintf("sysbench ignored errors (%.1f/s in one iteration): deadlocks or lost connections", r.ErrorsPerSec))
 	}
-	return map[string]float64{"tps": tps, "latency_p95": p95}, nil
+	return map[string]float64{"tps": r.TPS, "latency_p95": r.LatP95Ms}, nil
 }
 
 func (o *OLTP) Teardown(*probe.Env) error {

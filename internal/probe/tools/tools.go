@@ -22,7 +22,9 @@
 // its own process group, is optionally pinned to --server-cpus, and is
 // stopped with its whole group in Teardown — which the harness also runs
 // after a failure, Ctrl-C or SIGTERM. See server.go for how pinning works
-// without taskset.
+// without taskset. The client/server adapters share these steps through
+// privateServer (private_server.go); each keeps its own command lines
+// and readiness check.
 package tools
 
 import "github.com/perflab/perflab/internal/probe"

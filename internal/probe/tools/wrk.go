@@ -29,9 +29,7 @@ type Wrk struct {
 	dur                time.Duration
 	pl                 placement
 
-	dir  string
-	port int
-	srv  *server
+	privateServer
 }
 
 func (*Wrk) Name() string { return "wrk.nginx" }
@@ -77,10 +75,7 @@ func (w *Wrk) parse(p probe.Params) error {
 	if w.body, err = sizeParam(n, p, "body_size", 612, 0, 64<<20); err != nil {
 		return err
 	}
-	if w.dur, err = durationParam(n, p, "duration", 2*time.Second, time.Second, 10*time.Minute); err != nil {
-		return err
-	}
-	if _, err = wholeSeconds(n, "duration", w.dur); err != nil {
+	if w.dur, err = runDuration(n, p, 2*time.Second); err != nil {
 		return err
 	}
 	w.pl, err = placementParams(n, p)
@@ -157,16 +152,14 @@ func (w *Wrk) Setup(ctx context.Context, env *probe.Env) error {
 	}
 	env.ToolVersion = w.wrkVersion
 	env.Notes = append(env.Notes, "server: nginx "+w.nginxVersion, placementNote(w.pl))
-	w.dir = filepath.Join(env.Dir, "nginx")
+	if err := w.prepare(env, "nginx", false); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(w.dir, "html"), 0o700); err != nil {
 		return err
 	}
 	body := strings.Repeat("x", int(w.body))
 	if err := os.WriteFile(filepath.Join(w.dir, "html", "index.html"), []byte(body), 0o644); err != nil {
-		return err
-	}
-	var err error
-	if w.port, err = freePort(false); err != nil {
 		return err
 	}
 	workers := w.workers
@@ -178,13 +171,9 @@ func (w *Wrk) Setup(ctx context.Context, env *probe.Env) error {
 		return err
 	}
 	argv := []string{w.nginxPath, "-p", w.dir, "-c", conf, "-e", filepath.Join(w.dir, "error.log")}
-	addNote(&env.Notes, "server: "+shellJoin(argv))
-	if w.srv, err = startServer("nginx", argv, w.dir, w.pl.server); err != nil {
-		return err
-	}
 	url := w.url()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	return w.srv.waitReady(ctx, 30*time.Second, func(ctx context.Context) error {
+	return w.start(ctx, env, "nginx", argv, w.pl.server, func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return err
@@ -213,10 +202,8 @@ func (w *Wrk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, 
 		}
 		argv = append(argv, w.url())
 		recordCommand(env, argv)
-		gctx, cancel := w.srv.guard(ctx)
-		res, err := runTool(gctx, invocation{tool: "wrk", argv: argv, dir: w.dir, cpus: w.pl.client, timeout: toolTimeout(w.dur)})
-		cancel()
-		if err := w.srv.failed(err); err != nil {
+		res, err := w.srv.runClient(ctx, invocation{tool: "wrk", argv: argv, dir: w.dir, cpus: w.pl.client, timeout: toolTimeout(w.dur)})
+		if err != nil {
 			return nil, err
 		}
 		r, err := ParseWrk(string(res.stdout))
@@ -244,14 +231,4 @@ func (w *Wrk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, 
 	return out, nil
 }
 
-func (w *Wrk) Teardown(*probe.Env) error {
-	err := w.srv.stop(5 * time.Second)
-	w.srv = nil
-	if w.dir != "" {
-		if rerr := os.RemoveAll(w.dir); rerr != nil && err == nil {
-			err = rerr
-		}
-		w.dir = ""
-	}
-	return err
-}
+func (w *Wrk) Teardown(*probe.Env) error { return w.teardown() }
