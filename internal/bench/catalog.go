@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/probe"
@@ -56,7 +59,9 @@ type Plan struct {
 // and "probe:NAME" or "suite:NAME" says which is meant) and --param values
 // into a plan. A param "key=value" applies to every
 // probe that has the key, "probe:key=value" to one probe only; a key that no
-// selected probe has is an error, not silently ignored.
+// selected probe has is an error, not silently ignored. A probe named on
+// its own whose tool is missing is an error (a suite falls back instead),
+// and a probe planned twice with the same parameters runs once.
 func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 	if len(names) == 0 {
 		return nil, clierr.Usagef("e.g. 'perflab bench quick'; see 'perflab bench list'", "name a suite or probe to run")
@@ -67,16 +72,10 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 	}
 	plan := &Plan{}
 	suites := 0
-	for _, name := range names {
-		kind, bare, qualified := strings.Cut(name, ":")
-		if !qualified {
-			kind, bare = "", name
-		} else if kind != "probe" && kind != "suite" {
-			return nil, clierr.Usagef("e.g. probe:cpu or suite:cpu", "bad name %q: only probe: and suite: qualify a name", name)
-		}
-		name = bare
-		if name == "" {
-			return nil, clierr.Usagef("e.g. probe:cpu", "bad name %q: no suite or probe after the colon", kind+":")
+	for _, arg := range names {
+		kind, name, err := splitName(arg)
+		if err != nil {
+			return nil, err
 		}
 		if s, ok := SuiteByName(name); ok && kind != "probe" {
 			suites++
@@ -92,12 +91,21 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 			}
 			continue
 		}
-		if kind == "suite" {
-			return nil, clierr.Usagef("see 'perflab bench list' for suites", "unknown suite %q", name)
-		}
 		p, ok := c.byName[name]
+		if kind == "suite" {
+			hint := "see 'perflab bench list' for suites"
+			if ok {
+				hint = name + " is a probe: run it as probe:" + name
+			}
+			return nil, clierr.Usagef(hint, "unknown suite %q", name)
+		}
 		if !ok {
 			return nil, clierr.Usagef("see 'perflab bench list' for suites and probes", "unknown suite or probe %q%s", name, c.suggest(name))
+		}
+		// Named on its own, a probe whose tool is missing is refused now:
+		// run, it would only record a failed run (and store it).
+		if err := available(p); err != nil {
+			return nil, clierr.Runtimef(c.instead(name), "probe %s cannot run here: %v", name, err)
 		}
 		plan.Items = append(plan.Items, Item{Probe: p, Params: p.Defaults(false)})
 	}
@@ -112,7 +120,73 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 	if err := applyParams(plan.Items, global, scoped); err != nil {
 		return nil, err
 	}
+	plan.dedupe()
 	return plan, nil
+}
+
+// splitName reads one command-line name: "NAME", "probe:NAME" or
+// "suite:NAME". Space around it is dropped (a shell variable with a
+// trailing newline); space inside means several names in one argument.
+func splitName(arg string) (kind, name string, err error) {
+	name = strings.TrimSpace(arg)
+	if name == "" {
+		return "", "", clierr.Usagef("e.g. 'perflab bench quick'; see 'perflab bench list'", "empty suite or probe name")
+	}
+	if strings.ContainsFunc(name, unicode.IsSpace) {
+		return "", "", clierr.Usagef("give each name as its own argument, e.g. perflab bench cpu disk", "bad name %q: names have no spaces", arg)
+	}
+	k, bare, qualified := strings.Cut(name, ":")
+	if !qualified {
+		return "", name, nil
+	}
+	switch {
+	case k == "probe" || k == "suite":
+	case strings.EqualFold(k, "probe") || strings.EqualFold(k, "suite"):
+		return "", "", clierr.Usagef("qualifiers are lower case", "bad name %q; did you mean %s:%s?", arg, strings.ToLower(k), bare)
+	default:
+		return "", "", clierr.Usagef("e.g. probe:cpu or suite:cpu", "bad name %q: only probe: and suite: qualify a name", arg)
+	}
+	switch {
+	case bare == "":
+		return "", "", clierr.Usagef("e.g. "+k+":cpu", "bad name %q: no %s name after the colon", arg, k)
+	case strings.Contains(bare, ":"):
+		return "", "", clierr.Usagef("e.g. probe:cpu", "bad name %q: qualify a name once", arg)
+	}
+	return k, bare, nil
+}
+
+// instead is the hint for a probe that cannot run: the builtin probe that
+// suites use in its place, if any.
+func (c *Catalog) instead(name string) string {
+	for _, s := range Suites {
+		for _, si := range s.Items {
+			if si.Probe == name && si.Fallback != "" {
+				if _, ok := c.byName[si.Fallback]; ok {
+					return "or run the builtin probe " + si.Fallback + " instead"
+				}
+			}
+		}
+	}
+	return "see 'perflab bench list' for the builtin probes"
+}
+
+// dedupe drops an item that repeats an earlier one exactly (same probe,
+// same parameters), as "cpu probe:syscall" does, since the cpu suite has
+// syscall: the second run would measure the same thing again and be
+// pooled with the first by compare anyway.
+func (p *Plan) dedupe() {
+	var kept []Item
+	for _, it := range p.Items {
+		dup := slices.ContainsFunc(kept, func(k Item) bool {
+			return k.Probe.Name() == it.Probe.Name() && maps.Equal(k.Params, it.Params)
+		})
+		if dup {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s with %s is named twice; it runs once", it.Probe.Name(), it.Params))
+			continue
+		}
+		kept = append(kept, it)
+	}
+	p.Items = kept
 }
 
 // suiteItem picks the probe for a suite entry: the preferred one when this

@@ -71,6 +71,8 @@ func TestResolveQualifiedNames(t *testing.T) {
 		{"probe:disk", "disk", ""},
 		{"suite:disk", "disk", "disk"},
 		{"disk", "disk", "disk"},
+		{" probe:disk\n", "disk", ""}, // a shell variable's newline
+		{"disk\t", "disk", "disk"},
 	} {
 		plan, err := c.Resolve([]string{tc.name}, nil)
 		if err != nil {
@@ -115,10 +117,21 @@ func TestResolveProbesAndParams(t *testing.T) {
 		{[]string{"disk"}, []string{"bogus=1"}, `no selected probe has a parameter "bogus"`},
 		{[]string{"disk"}, []string{"cpu:threads=1"}, "probe cpu is not being run"},
 		{[]string{"disk"}, []string{"noequals"}, `bad --param "noequals"`},
-		{[]string{"suite:memory.latency"}, nil, `unknown suite "memory.latency"`},
+		{[]string{"suite:memory.latency"}, nil, `unknown suite "memory.latency" (memory.latency is a probe: run it as probe:memory.latency)`},
+		{[]string{"suite:nope"}, nil, `unknown suite "nope" (see 'perflab bench list' for suites)`},
 		{[]string{"tool:disk"}, nil, "only probe: and suite: qualify a name"},
 		{[]string{"probe:nope"}, nil, `unknown suite or probe "nope"`},
-		{[]string{"probe:"}, nil, "no suite or probe after the colon"},
+		{[]string{"probe:"}, nil, "no probe name after the colon"},
+		{[]string{"suite:"}, nil, "no suite name after the colon"},
+		{[]string{""}, nil, "empty suite or probe name"},
+		{[]string{"  "}, nil, "empty suite or probe name"},
+		{[]string{":"}, nil, "only probe: and suite: qualify a name"},
+		{[]string{"PROBE:cpu"}, nil, "did you mean probe:cpu?"},
+		{[]string{"Suite:disk"}, nil, "did you mean suite:disk?"},
+		{[]string{"probe:probe:cpu"}, nil, "qualify a name once"},
+		{[]string{"suite:probe:cpu"}, nil, "qualify a name once"},
+		{[]string{"cpu disk"}, nil, "names have no spaces"},
+		{[]string{"probe: cpu"}, nil, "names have no spaces"},
 		{[]string{"cpuu"}, nil, "did you mean cpu?"},
 	} {
 		_, err := c.Resolve(c2.names, c2.params)
@@ -172,5 +185,52 @@ func TestResolveSuiteWithFallbacks(t *testing.T) {
 	plan, err = c.Resolve([]string{"s", "s"}, nil)
 	if err != nil || plan.Suite != "" {
 		t.Errorf("two suites: suite %q err %v", plan.Suite, err)
+	}
+	if names(plan.Items) != "cpu,fio.disk" {
+		t.Errorf("a suite named twice ran its probes twice: %s", names(plan.Items))
+	}
+
+	// Named on its own, a probe whose tool is missing is refused before
+	// anything runs, with the builtin probe that replaces it in suites.
+	_, err = c.Resolve([]string{"probe:disk", "probe:sysbench.cpu"}, nil)
+	if err == nil || clierr.Code(err) != clierr.Runtime ||
+		!strings.Contains(err.Error(), "probe sysbench.cpu cannot run here: sysbench not installed") ||
+		!strings.Contains(err.Error(), "or run the builtin probe cpu instead") {
+		t.Errorf("unavailable tool probe: %v", err)
+	}
+	if _, err := c.Resolve([]string{"fio.disk"}, nil); err != nil {
+		t.Errorf("available tool probe: %v", err)
+	}
+}
+
+// A probe named twice with the same parameters, or named and also in a
+// suite on the command line, runs once; with other parameters it runs
+// again.
+func TestResolveDropsRepeatedProbes(t *testing.T) {
+	saved := Suites
+	defer func() { Suites = saved }()
+	Suites = []Suite{{Name: "s", Items: []SuiteItem{
+		{Probe: "cpu", Measures: "cpu"},
+		{Probe: "disk", Quick: true, Measures: "disk"},
+	}}}
+	c := testCatalog()
+	for _, tc := range []struct {
+		names, params []string
+		items         string
+		notes         int
+	}{
+		{[]string{"probe:cpu", "probe:cpu"}, nil, "cpu", 1},
+		{[]string{"s", "cpu"}, nil, "cpu,disk", 1},       // the suite's cpu has the defaults
+		{[]string{"s", "disk"}, nil, "cpu,disk,disk", 0}, // the suite's disk is the quick one
+		{[]string{"s", "s"}, nil, "cpu,disk", 2},         // the second suite adds nothing
+		{[]string{"cpu", "cpu"}, []string{"duration=1s"}, "cpu", 1},
+	} {
+		plan, err := c.Resolve(tc.names, tc.params)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.names, err)
+		}
+		if names(plan.Items) != tc.items || len(plan.Notes) != tc.notes {
+			t.Errorf("%v: items %s notes %q, want %s and %d notes", tc.names, names(plan.Items), plan.Notes, tc.items, tc.notes)
+		}
 	}
 }

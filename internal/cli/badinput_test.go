@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,14 @@ func TestBadInputIsOneLine(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing", "x.out")
 	metal := fixture.Dir("metal")
+	foreign := filepath.Join(dir, "foreign.db") // a SQLite database of another program
+	if db, err := sql.Open("sqlite", foreign); err != nil {
+		t.Fatal(err)
+	} else if _, err := db.Exec("CREATE TABLE runs (id TEXT, x INTEGER); INSERT INTO runs VALUES ('abc', 1)"); err != nil {
+		t.Fatal(err)
+	} else {
+		db.Close()
+	}
 
 	for _, c := range []struct {
 		name  string
@@ -66,10 +75,23 @@ func TestBadInputIsOneLine(t *testing.T) {
 		{"cpu not available", "", []string{"bench", "syscall", "--cpus", "9999", "--no-store"}, clierr.Usage, "CPU 9999"},
 		{"scratch dir missing", "", []string{"bench", "disk", "--dir", missing, "--no-store"}, clierr.Usage, "is not a directory"},
 		{"bad param", "", []string{"bench", "syscall", "--param", "bad", "--no-store"}, clierr.Usage, "--param key=value"},
+		{"empty bench name", "", []string{"bench", "", "--no-store"}, clierr.Usage, "empty suite or probe name"},
+		{"upper-case qualifier", "", []string{"bench", "PROBE:cpu", "--no-store"}, clierr.Usage, "did you mean probe:cpu?"},
+		{"unknown qualifier", "", []string{"bench", "tool:cpu", "--no-store"}, clierr.Usage, "only probe: and suite: qualify a name"},
+		{"qualified twice", "", []string{"bench", "probe:probe:cpu", "--no-store"}, clierr.Usage, "qualify a name once"},
+		{"nothing after the colon", "", []string{"bench", "suite:", "--no-store"}, clierr.Usage, "no suite name after the colon"},
+		{"two names in one argument", "", []string{"bench", "cpu disk", "--no-store"}, clierr.Usage, "give each name as its own argument"},
+		{"suite: names a probe", "", []string{"bench", "suite:syscall", "--no-store"}, clierr.Usage, "syscall is a probe: run it as probe:syscall"},
+		{"disk tests empty entry", "", []string{"bench", "probe:disk", "--param", "tests=fsync,", "--no-store"}, clierr.Usage, `tests: "fsync," has an empty entry`},
+		{"disk tests unknown step", "", []string{"bench", "probe:disk", "--param", "disk:tests=fsync,trim", "--no-store"}, clierr.Usage, `"trim" is not one of seq_write`},
 		// Refused before measuring, not after the run at the final rename.
 		{"bench output is a directory", "", []string{"bench", "syscall", "--no-store", "-o", emptyDir}, clierr.Usage, "is a directory"},
 		{"db is a directory", "", []string{"runs", "list", "--db", emptyDir}, clierr.Usage, "is a directory"},
 		{"db is not SQLite", "", []string{"runs", "list", "--db", notSQLite}, clierr.Usage, "not a SQLite database"},
+		{"db of another program", "", []string{"runs", "list", "--db", foreign}, clierr.Usage, "another program created it"},
+		{"compare on another program's db", "", []string{"compare", "a", "b", "--db", foreign}, clierr.Usage, "another program created it"},
+		{"report on another program's db", "", []string{"report", "a", "--db", foreign}, clierr.Usage, "another program created it"},
+		{"db directory missing", "", []string{"runs", "show", "abc", "--db", filepath.Join(dir, "nodir", "x.db")}, clierr.Usage, "nodir does not exist"},
 		{"import garbage", "", []string{"runs", "import", garbage, "--db", filepath.Join(dir, "a.db")}, clierr.Usage, "not a perflab run export"},
 		{"compare one side", "", []string{"compare", "a"}, clierr.Usage, "requires at least 2"},
 		{"compare text files", "", []string{"compare", text, text}, clierr.Usage, "neither a perflab run export nor Go benchmark output"},
@@ -116,5 +138,25 @@ func TestBadInputIsOneLine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a failed -o created the missing directory")
+	}
+}
+
+// A tool probe named on its own whose tool is missing is refused before
+// anything runs or is stored — not measured after the other probes and
+// recorded as a failed run — and the line names the builtin probe to use.
+func TestBenchRefusesMissingTool(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("PATH", t.TempDir()) // sysbench is on no PATH
+	db := filepath.Join(t.TempDir(), "runs.db")
+	code, out, stderr := runCLI(t, "bench", "probe:syscall", "probe:sysbench.cpu", "--db", db)
+	want := "perflab: probe sysbench.cpu cannot run here: sysbench not installed"
+	if code != clierr.Runtime || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "or run the builtin probe cpu instead") {
+		t.Errorf("exit %d, stderr %q; want one line %q… naming the builtin probe", code, stderr, want)
+	}
+	if out != "" {
+		t.Errorf("measured anyway:\n%s", out)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the database was created or written: %v", err)
 	}
 }

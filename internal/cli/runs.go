@@ -395,9 +395,23 @@ var monitorColumns = []monitorColumn{
 	{"PSI io some", "psi.io", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIIO }, func(p run.MonitorPoint) bool { return p.PSIIOPct == nil })},
 }
 
-// avg10 shows the decaying average only for points without the exact share.
-func avg10(f func(run.MonitorPoint) float64, old func(run.MonitorPoint) bool) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) { return f(p), old(p) }
+// avg10 shows the decaying average only for points stored before the
+// exact share existed. A newer point without the share had no PSI (the
+// kernel lacks it, or the read failed), and its avg10 is a placeholder 0,
+// not a measurement.
+func avg10(f func(run.MonitorPoint) float64, noPct func(run.MonitorPoint) bool) func(run.MonitorPoint) (float64, bool) {
+	return func(p run.MonitorPoint) (float64, bool) { return f(p), noPct(p) && !newerMonitor(p) }
+}
+
+// newerMonitor reports whether a point was recorded by a monitor that
+// leaves out what it could not read (nil, not 0): the one that added the
+// exact PSI share, page cache and vmstat fields. Any of them being present
+// says so; a host that lacks PSI still has /proc/meminfo.
+func newerMonitor(p run.MonitorPoint) bool {
+	return p.PSICPUPct != nil || p.PSIMemoryPct != nil || p.PSIIOPct != nil ||
+		p.PageCacheKiB != nil || p.DirtyKiB != nil || p.WritebackKiB != nil ||
+		p.PgpgInKiBPerS != nil || p.PgpgOutKiBPerS != nil || p.MajFaultsPerS != nil ||
+		p.PgScanPerS != nil || p.PgScanDirectPerS != nil || p.PgStealPerS != nil || p.AllocStallsPerS != nil
 }
 
 // presentColumns are the columns at least one point of the series has.

@@ -42,6 +42,11 @@ type diskConfig struct {
 // diskTests are the steps of one iteration, in the order they run.
 var diskTests = []string{"seq_write", "seq_read", "rand_read", "rand_write", "fsync"}
 
+// dataSteps use the data file; only fsync uses the fsync file. Setup lays
+// out only the files the selected steps use: tests=fsync (a database log
+// disk) must not first write a 256 MiB data file, nor need room for it.
+var dataSteps = []string{"seq_write", "seq_read", "rand_read", "rand_write"}
+
 // diskOpen opens the data file; tests replace it to play a filesystem
 // that refuses O_DIRECT.
 var diskOpen = unix.Open
@@ -50,6 +55,7 @@ const (
 	diskRandBlock = 4096
 	diskSyncSpan  = 4 << 20 // the fsync test cycles through this much of its file
 	diskMaxSyncs  = 1 << 18
+	diskHeadroom  = 64 << 20 // left free, so the test does not fill the filesystem
 	tmpfsMagic    = 0x01021994
 )
 
@@ -96,10 +102,35 @@ func (d *Disk) parse(p probe.Params) (diskConfig, error) {
 	if cfg.direct, err = choiceParam(name, p, "direct", "auto", []string{"auto", "true", "false"}); err != nil {
 		return cfg, err
 	}
+	// "fsync," or " " is a typo, not a request for every step (which an
+	// empty tests= is, like any empty parameter).
+	if v := p["tests"]; v != "" && slices.ContainsFunc(strings.Split(v, ","), func(f string) bool { return strings.TrimSpace(f) == "" }) {
+		return cfg, paramError(name, "tests", "%q has an empty entry (list steps separated by commas, e.g. tests=seq_read,fsync)", v)
+	}
 	if cfg.tests, err = choicesParam(name, p, "tests", diskTests, diskTests); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// uses reports whether the configured steps include any of steps.
+func (c diskConfig) uses(steps ...string) bool {
+	return slices.ContainsFunc(c.tests, func(t string) bool { return slices.Contains(steps, t) })
+}
+
+// needs is the free space Setup requires: the files the selected steps
+// use, and headroom so the test does not fill the filesystem.
+func (c diskConfig) needs() (total int64, parts []string) {
+	if c.uses(dataSteps...) {
+		total += c.size
+		parts = append(parts, "size "+fmtBytes(c.size))
+	}
+	if c.uses("fsync") {
+		total += diskSyncSpan
+		parts = append(parts, fmtBytes(diskSyncSpan)+" fsync file")
+	}
+	parts = append(parts, fmtBytes(diskHeadroom)+" headroom")
+	return total + diskHeadroom, parts
 }
 
 func (d *Disk) Metrics(p probe.Params) ([]run.Metric, error) {
@@ -134,9 +165,10 @@ func (d *Disk) Setup(_ context.Context, env *probe.Env) (err error) {
 	if err := unix.Statfs(env.Dir, &st); err != nil {
 		return fmt.Errorf("disk: %w", err)
 	}
-	if st.Bavail*uint64(st.Bsize) < uint64(cfg.size)+diskSyncSpan+(64<<20) {
-		return fmt.Errorf("disk: %s has %s free, the test needs %s (lower size=)",
-			env.Dir, fmtBytes(int64(st.Bavail*uint64(st.Bsize))), fmtBytes(cfg.size+diskSyncSpan))
+	need, parts := cfg.needs()
+	if free := st.Bavail * uint64(st.Bsize); free < uint64(need) {
+		return fmt.Errorf("disk: %s has %s free, the test needs %s (%s); lower size= or pick another --dir",
+			env.Dir, fmtMiB(free), fmtMiB(uint64(need)), strings.Join(parts, " + "))
 	}
 	if int64(st.Type) == tmpfsMagic {
 		env.Notes = append(env.Notes, "disk: "+env.Dir+" is tmpfs, so this measures memory, not a disk")
@@ -151,22 +183,27 @@ func (d *Disk) Setup(_ context.Context, env *probe.Env) (err error) {
 	for i := range w {
 		w[i] = rng.Uint64()
 	}
-	d.path = filepath.Join(env.Dir, "perflab-disk.dat")
-	d.syncPth = filepath.Join(env.Dir, "perflab-fsync.dat")
-	if err := d.openData(env); err != nil {
-		return err
-	}
-	if d.syncFd, err = unix.Open(d.syncPth, unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o600); err != nil {
-		return fmt.Errorf("disk: %w", err)
-	}
-	d.open = append(d.open, d.syncFd)
-	for off := int64(0); off < diskSyncSpan; off += diskRandBlock {
-		if _, err := unix.Pwrite(d.syncFd, d.buf.buf[:diskRandBlock], off); err != nil {
-			return fmt.Errorf("disk: lay out %s: %w", d.syncPth, err)
+	d.fd, d.syncFd = -1, -1
+	if cfg.uses(dataSteps...) {
+		d.path = filepath.Join(env.Dir, "perflab-disk.dat")
+		if err := d.openData(env); err != nil {
+			return err
 		}
 	}
-	if err := unix.Fsync(d.syncFd); err != nil {
-		return fmt.Errorf("disk: fsync: %w", err)
+	if cfg.uses("fsync") {
+		d.syncPth = filepath.Join(env.Dir, "perflab-fsync.dat")
+		if d.syncFd, err = unix.Open(d.syncPth, unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o600); err != nil {
+			return fmt.Errorf("disk: %w", err)
+		}
+		d.open = append(d.open, d.syncFd)
+		for off := int64(0); off < diskSyncSpan; off += diskRandBlock {
+			if _, err := unix.Pwrite(d.syncFd, d.buf.buf[:diskRandBlock], off); err != nil {
+				return fmt.Errorf("disk: lay out %s: %w", d.syncPth, err)
+			}
+		}
+		if err := unix.Fsync(d.syncFd); err != nil {
+			return fmt.Errorf("disk: fsync: %w", err)
+		}
 	}
 	d.lat = make([]float64, 0, diskMaxSyncs)
 	return nil
@@ -208,7 +245,7 @@ func (d *Disk) openData(env *probe.Env) error {
 }
 
 func (d *Disk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
-	if d.buf == nil || len(d.open) < 2 {
+	if d.buf == nil || len(d.open) == 0 {
 		return nil, fmt.Errorf("disk: Iterate before Setup")
 	}
 	stop, release := stopFlag(ctx)
@@ -348,6 +385,14 @@ func (d *Disk) fsyncLatency(stopped func() bool) (float64, error) {
 		return 0, nil
 	}
 	return float64(total.Nanoseconds()) / float64(n) / 1e3, nil
+}
+
+// fmtMiB prints a free-space figure, which is rarely a round size.
+func fmtMiB(n uint64) string {
+	if n >= 10<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 func (d *Disk) Teardown(*probe.Env) error {
