@@ -75,10 +75,14 @@ func sortedKeys(m map[string]bool) []string {
 // sides.
 func (c *Comparison) join(sides []Side, opt Options) error {
 	index := map[Key]int{}
+	mixed := mixedParams(sides)
 	for si, s := range sides {
 		for _, r := range s.Runs {
 			for _, m := range r.Metrics {
 				k := Key{Suite: suiteOf(r), Probe: r.Probe, Metric: m.Name}
+				if mixed[k.Suite+"\x00"+k.Probe] {
+					k.Params = paramString(r)
+				}
 				i, ok := index[k]
 				if !ok {
 					i = len(c.Metrics)
@@ -179,6 +183,36 @@ func lessRow(a, b MetricRow) bool {
 		return a.X < b.X
 	}
 	return a.Metric < b.Metric
+}
+
+// mixedParams finds the suite/probe pairs that some runs, on any side, ran
+// with other parameters or placement than the rest.
+func mixedParams(sides []Side) map[string]bool {
+	seen := map[string]string{}
+	mixed := map[string]bool{}
+	for _, s := range sides {
+		for _, r := range s.Runs {
+			id, ps := suiteOf(r)+"\x00"+r.Probe, paramString(r)
+			if prev, ok := seen[id]; ok && prev != ps {
+				mixed[id] = true
+			}
+			seen[id] = ps
+		}
+	}
+	return mixed
+}
+
+// paramString is a run's parameters and placement in a canonical order.
+func paramString(r *run.Run) string {
+	var kv []string
+	for k, v := range r.Params {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	if r.CPUs != "" {
+		kv = append(kv, "cpus="+r.CPUs)
+	}
+	return strings.Join(kv, " ")
 }
 
 func suiteOf(r *run.Run) string {

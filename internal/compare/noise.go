@@ -17,7 +17,7 @@ import (
 func noiseFloor(k Key, side, history []*run.Run, exclude map[string]bool) *Noise {
 	var ref *run.Run
 	for _, r := range side {
-		if r.Probe == k.Probe {
+		if r.Probe == k.Probe && (k.Params == "" || paramString(r) == k.Params) {
 			ref = r
 			break
 		}

@@ -79,6 +79,10 @@ type Key struct {
 	Suite  string `json:"suite"`
 	Probe  string `json:"probe"`
 	Metric string `json:"metric"`
+	// Params is set only where the runs being compared ran the probe with
+	// different parameters or placement ("msg_size=1"): those are different
+	// measurements, kept in rows of their own instead of pooled.
+	Params string `json:"params,omitempty"`
 }
 
 // MetricRow is one metric with its summary on every side.

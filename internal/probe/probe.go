@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,7 +74,7 @@ func ParseSize(s string) (int64, error) {
 	for _, u := range []struct {
 		suf string
 		m   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
 		if strings.HasSuffix(t, u.suf) {
 			t, mult = strings.TrimSuffix(t, u.suf), u.m
 			break
@@ -82,6 +83,10 @@ func ParseSize(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("bad size %q (use e.g. 4096, 64KiB, 512MiB)", s)
+	}
+	if n > math.MaxInt64/mult {
+		// Wrapped around, 17179869185G would read as 1 GiB.
+		return 0, fmt.Errorf("size %q is too large", s)
 	}
 	return n * mult, nil
 }

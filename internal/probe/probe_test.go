@@ -11,12 +11,12 @@ import (
 )
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"4096": 4096, "64KiB": 64 << 10, "512MiB": 512 << 20, "1G": 1 << 30, " 2K ": 2048, "10B": 10} {
+	for in, want := range map[string]int64{"4096": 4096, "64KiB": 64 << 10, "512MiB": 512 << 20, "1G": 1 << 30, " 2K ": 2048, "10B": 10, "1TiB": 1 << 40, "2T": 2 << 40} {
 		if got, err := ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "x", "-1", "1.5G", "KiB"} {
+	for _, bad := range []string{"", "x", "-1", "1.5G", "KiB", "17179869185G", "9223372036854775807K"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) accepted", bad)
 		}

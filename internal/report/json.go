@@ -43,6 +43,7 @@ type jsonMetric struct {
 	Suite  string      `json:"suite"`
 	Probe  string      `json:"probe"`
 	Metric string      `json:"metric"`
+	Params string      `json:"params,omitempty"` // set where runs ran the probe with different parameters
 	Unit   string      `json:"unit"`
 	Better string      `json:"better"`
 	Series string      `json:"series,omitempty"`
@@ -126,7 +127,7 @@ func jsonView(c *compare.Comparison) jsonDoc {
 		doc.Notes = []string{}
 	}
 	for _, m := range c.Metrics {
-		jm := jsonMetric{Suite: m.Suite, Probe: m.Probe, Metric: m.Metric, Unit: m.Unit, Better: string(m.Better),
+		jm := jsonMetric{Suite: m.Suite, Probe: m.Probe, Metric: m.Metric, Params: m.Params, Unit: m.Unit, Better: string(m.Better),
 			Series: m.Series, X: m.X, XUnit: m.XUnit}
 		for _, s := range m.Sides {
 			if s == nil {

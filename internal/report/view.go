@@ -41,7 +41,12 @@ type deltaCell struct {
 func rows(c *compare.Comparison) []row {
 	out := make([]row, len(c.Metrics))
 	for i, m := range c.Metrics {
-		r := row{Index: i, Suite: m.Suite, Probe: m.Probe, Metric: m.Metric, Unit: m.Unit, Better: string(m.Better),
+		metric := m.Metric
+		if m.Params != "" {
+			// Runs of this probe differ in parameters; each set is its own row.
+			metric += " (" + m.Params + ")"
+		}
+		r := row{Index: i, Suite: m.Suite, Probe: m.Probe, Metric: metric, Unit: m.Unit, Better: string(m.Better),
 			Sides: make([]sideCell, len(c.Sides)), Deltas: make([]*deltaCell, len(c.Sides))}
 		for si, s := range m.Sides {
 			r.Sides[si] = sideView(s, m.Unit)
