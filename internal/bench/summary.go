@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +30,22 @@ type MetricSummary struct {
 	Min       float64  `json:"min"`
 	Max       float64  `json:"max"`
 	CV        *float64 `json:"cv,omitempty"` // coefficient of variation, n ≥ 2
+}
+
+// MarshalJSON leaves out median, min and max of a metric with no samples
+// (a run interrupted or failed before its first measurement): a 0 there
+// would read as a measured zero.
+func (m MetricSummary) MarshalJSON() ([]byte, error) {
+	type plain MetricSummary
+	if m.N > 0 {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		Name   string     `json:"name"`
+		Unit   string     `json:"unit"`
+		Better run.Better `json:"better"`
+		N      int        `json:"n"`
+	}{m.Name, m.Unit, m.Better, 0})
 }
 
 // Summarize summarises every metric of a run in declaration order.

@@ -153,3 +153,26 @@ func TestNoiseText(t *testing.T) {
 		t.Errorf("nil: %q", got)
 	}
 }
+
+// A metric without samples has no median, min or max in JSON, not zeros.
+func TestMetricSummaryJSONWithoutSamples(t *testing.T) {
+	b, err := json.Marshal([]MetricSummary{{Name: "events", Unit: "events/s", Better: run.Higher}, {Name: "x", Unit: "s", Better: run.Lower, N: 1, Median: 2, Min: 2, Max: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"median", "min", "max"} {
+		if _, ok := got[0][k]; ok {
+			t.Errorf("empty metric has %q: %s", k, b)
+		}
+		if _, ok := got[1][k]; !ok {
+			t.Errorf("measured metric lacks %q: %s", k, b)
+		}
+	}
+	if got[0]["n"] != float64(0) || got[0]["unit"] != "events/s" {
+		t.Errorf("empty metric: %s", b)
+	}
+}

@@ -48,6 +48,13 @@ func checkOutputPath(path string) error {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return clierr.Usagef("give a file name, e.g. -o "+filepath.Join(path, "report"), "-o %s is a directory", path)
+	} else if err == nil && !fi.Mode().IsRegular() {
+		// A device, FIFO or socket is written in place (see open), so what
+		// matters is whether it is writable, not its directory (/dev).
+		if unix.Access(path, unix.W_OK) != nil {
+			return clierr.Runtimef("choose another -o", "cannot write %s: no permission", path)
+		}
+		return nil
 	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
