@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -223,6 +224,10 @@ func scratchParent(dir string) (string, error) {
 		return "", clierr.Usagef("create it or pick another --dir", "--dir %s is not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, ".perflab-probe-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory exists but cannot hold new files: /proc, /sys.
+		return "", clierr.Usagef("pick a directory on the filesystem to test", "--dir %s does not accept new files (a pseudo filesystem such as /proc or /sys?)", dir)
+	}
 	if err != nil {
 		return "", clierr.Usagef("pick a writable --dir", "--dir %s is not writable: %v", dir, errors.Unwrap(err))
 	}

@@ -291,7 +291,7 @@ func (s *Store) resolve(ctx context.Context, table, what, prefix string) (string
 	if len(ids) > 5 {
 		ids, more = ids[:5], ", …"
 	}
-	return "", fmt.Errorf("%s id %q is ambiguous: %w; it matches %s%s (give more characters)", what, prefix, ErrAmbiguous, strings.Join(ids, ", "), more)
+	return "", &ambiguousError{fmt.Sprintf("%s id %q matches %s%s (give more characters)", what, prefix, strings.Join(ids, ", "), more)}
 }
 
 func boolInt(b bool) int {
@@ -300,3 +300,9 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// ambiguousError is ErrAmbiguous with the candidates, worded once.
+type ambiguousError struct{ msg string }
+
+func (e *ambiguousError) Error() string        { return e.msg }
+func (e *ambiguousError) Is(target error) bool { return target == ErrAmbiguous }

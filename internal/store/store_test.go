@@ -148,7 +148,7 @@ func TestPrefixLookup(t *testing.T) {
 	if r, err := s.Run(ctx, "aa2"); err != nil || r.ID != "aa22" {
 		t.Errorf("prefix aa2: %v %v", r, err)
 	}
-	if _, err := s.Run(ctx, "aa"); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), "aa11, aa22") {
+	if _, err := s.Run(ctx, "aa"); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), "aa11, aa22") || strings.Count(err.Error(), "ambiguous") > 0 {
 		t.Errorf("prefix aa: err %v, want ambiguous naming both", err)
 	}
 	if _, err := s.Run(ctx, "zz"); !errors.Is(err, ErrNotFound) {
