@@ -304,7 +304,7 @@ func TestBadInputRefusedBeforeRunning(t *testing.T) {
 		{"nothing", nil, nil, "nothing to run"},
 		{"dir missing", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/nonexistent/x" }, "not a directory"},
 		{"dir is a file", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = file }, "not a directory"},
-		{"dir unwritable", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/proc/self" }, "not writable"},
+		{"dir on a pseudo filesystem", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/proc/self" }, "does not accept new files"},
 		{"precision", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Precision = 2 }, "--precision"},
 		{"cpus", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.CPUs = []int{4095} }, "CPU 4095 is not available"},
 	} {
