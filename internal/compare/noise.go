@@ -47,14 +47,5 @@ func noiseFloor(k Key, side, history []*run.Run, exclude map[string]bool) *Noise
 	return &Noise{Runs: len(medians), SpreadPct: 100 * (hi - lo) / math.Abs(mid)}
 }
 
-func sameParams(a, b *run.Run) bool {
-	if len(a.Params) != len(b.Params) || a.CPUs != b.CPUs {
-		return false
-	}
-	for k, v := range a.Params {
-		if w, ok := b.Params[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
+// sameParams: the same parameters and placement, as compare's rows key them.
+func sameParams(a, b *run.Run) bool { return paramString(a) == paramString(b) }

@@ -190,14 +190,7 @@ func TestOpenReadOnlyCreatesNothing(t *testing.T) {
 }
 
 func TestOpenReadOnlyRefusesNewerSchemaUntouched(t *testing.T) {
-	s, path := openTemp(t)
-	if err := s.SaveRun(ctx, newRun("new1", "", "cpu", "", time.Now()), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.Exec(`UPDATE schema_version SET version = ?`, SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	path := newerSchemaDB(t, "new1")
 	names, data := dirState(t, path)
 	_, err := OpenReadOnly(path)
 	if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "upgrade perflab") {

@@ -235,15 +235,23 @@ func TestPersistsAcrossOpen(t *testing.T) {
 	}
 }
 
-func TestNewerSchemaRefusedUntouched(t *testing.T) {
+// newerSchemaDB is a database holding run id, as a newer perflab (one
+// schema ahead) would have left it.
+func newerSchemaDB(t *testing.T, id string) string {
+	t.Helper()
 	s, path := openTemp(t)
-	if err := s.SaveRun(ctx, newRun("old1", "", "cpu", "", time.Now()), nil); err != nil {
+	if err := s.SaveRun(ctx, newRun(id, "", "cpu", "", time.Now()), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.db.Exec(`UPDATE schema_version SET version = ?`, SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
+	return path
+}
+
+func TestNewerSchemaRefusedUntouched(t *testing.T) {
+	path := newerSchemaDB(t, "old1")
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
