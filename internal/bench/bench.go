@@ -91,6 +91,10 @@ type Options struct {
 	// each probe (noise.go); NoiseCheck replaces hostnoise.Measure (tests).
 	NoNoiseCheck bool
 	NoiseCheck   NoiseFunc
+	// Reference replaces hostnoise.MeasureReference, the host-drift
+	// reference read with each noise reading; with NoiseCheck set and
+	// Reference nil, no reference is taken (tests).
+	Reference ReferenceFunc
 
 	Progress Progress  // nil: silent
 	Log      io.Writer // probe diagnostics (nil: discarded)

@@ -248,6 +248,13 @@ func (c *Comparison) pair(sides []Side, o int, opt Options) Pair {
 		d.Verdict, d.Need, d.Gross, d.Reason = verdict(*d, row, row.Sides[0], row.Sides[o], opt)
 		p.Counts[d.Verdict]++
 	}
+	p.HostDrift = hostDrift(sides[0].Runs, sides[o].Runs, opt)
+	markHostDrift(c, &p, opt)
+	for _, d := range p.Deltas {
+		if (d.Verdict == Better || d.Verdict == Worse) && !d.HostDrift {
+			p.Changed++
+		}
+	}
 	p.Suites = suiteMeans(c.Metrics, p.Deltas)
 	return p
 }

@@ -57,6 +57,7 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 		}
 	}
 	diffs = append(diffs, hostNoiseDiffs(base.Runs, other.Runs)...)
+	diffs = append(diffs, hostDriftDiffs(p.HostDrift)...)
 	p.Causes = rankCauses(c, p, diffs)
 }
 

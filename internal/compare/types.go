@@ -129,6 +129,12 @@ type Pair struct {
 	Monitor []MonDelta  `json:"monitor_diff"`
 	// Counts of verdicts, for a one-line summary and exit codes.
 	Counts map[Verdict]int `json:"counts"`
+	// HostDrift is how fast the host itself ran on the other side, by
+	// reference workload (hostdrift.go); empty for runs without readings.
+	HostDrift []HostDrift `json:"host_drift,omitempty"`
+	// Changed counts the better and worse verdicts that host drift does
+	// not explain: the changes of the system under test.
+	Changed int `json:"changed"`
 }
 
 // Delta is one metric compared between the baseline and another side.
@@ -166,6 +172,10 @@ type Delta struct {
 	// Gross is set when a change was called without a drift estimate
 	// because it is beyond any plausible drift (stats.GrossFactor).
 	Gross bool `json:"gross,omitempty"`
+	// HostDrift is set on a better or worse verdict that the host-drift
+	// reference of the metric's kind explains: the host, not the system
+	// under test, changed.
+	HostDrift bool `json:"host_drift,omitempty"`
 	// Reason says why a verdict is inconclusive, in words a user can act on.
 	Reason string `json:"reason,omitempty"`
 

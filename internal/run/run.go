@@ -106,6 +106,18 @@ type NoiseReading struct {
 	InterruptionsPerS float64    `json:"interruptions_per_s"` // gaps above the threshold per second per CPU
 	MaxGapUs          float64    `json:"max_gap_us"`          // longest gap, above the threshold or not
 	PerCPU            []NoiseCPU `json:"per_cpu,omitempty"`
+	// Reference is the host-drift reference read with it (absent in runs
+	// made before perflab took it).
+	Reference *Reference `json:"reference,omitempty"`
+}
+
+// Reference is one reading of the host-drift reference (package
+// hostnoise): fixed CPU, memory and system-call workloads whose speed
+// depends on the host only.
+type Reference struct {
+	CPUNsPerOp float64 `json:"cpu_ns_per_op"` // dependent integer step
+	MemGBps    float64 `json:"mem_gb_per_s"`  // sequential read of 64 MiB
+	SyscallNs  float64 `json:"syscall_ns"`    // getppid
 }
 
 // NoiseCPU is one CPU's part of a NoiseReading.
