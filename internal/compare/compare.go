@@ -103,7 +103,16 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 				vals := r.Values(m.Name)
 				row.Sides[si].Samples = append(row.Sides[si].Samples, vals...)
 				row.Sides[si].RunMedians = append(row.Sides[si].RunMedians, runMedians(r, vals)...)
-				row.Sides[si].samplesAreRuns = row.Sides[si].samplesAreRuns || r.Tool == goBenchTool
+				ss := row.Sides[si]
+				ss.samplesAreRuns = ss.samplesAreRuns || r.Tool == goBenchTool
+				if _, dup := ss.blocks[r.Block]; r.State == "" || r.Block == 0 || dup || len(vals) == 0 {
+					ss.unblocked = true
+				} else {
+					if ss.blocks == nil {
+						ss.blocks = map[int]float64{}
+					}
+					ss.blocks[r.Block] = stats.Median(vals)
+				}
 			}
 		}
 	}
@@ -266,7 +275,14 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	if a.samplesAreRuns && b.samplesAreRuns {
 		return deltaGoBench(row, a, b, opt)
 	}
-	rl := stats.CompareRuns(a.RunMedians, b.RunMedians, cal, opt.Confidence)
+	pa, pb := pairedBlocks(a, b)
+	compareRuns := func(conf float64) stats.RunLevel {
+		if len(pa) >= 2 {
+			return stats.ComparePaired(pa, pb, conf)
+		}
+		return stats.CompareRuns(a.RunMedians, b.RunMedians, cal, conf)
+	}
+	rl := compareRuns(opt.Confidence)
 	d.P = rl.P
 	d.Drift = RunDrift{Source: rl.Source, RunsBase: rl.Ka, RunsOther: rl.Kb, DF: rl.DF}
 	if rl.DF > 0 {
@@ -295,7 +311,7 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	}
 	// Equivalence: the 1−2α interval of the ratio inside ±margin (TOST on
 	// the run-level model).
-	eq := stats.CompareRuns(a.RunMedians, b.RunMedians, cal, 1-2*opt.Alpha)
+	eq := compareRuns(1 - 2*opt.Alpha)
 	if eq.Linear {
 		m := opt.Margin * math.Abs(base)
 		d.Equivalent = eq.HasInterval() && eq.DiffLo > -m && eq.DiffHi < m || eq.HasInterval() && eq.DiffLo == 0 && eq.DiffHi == 0
@@ -311,6 +327,27 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	d.WithinNoise = spread > 0 && !math.IsNaN(d.DeltaPct) && math.Abs(d.DeltaPct) < spread
 	d.lvl = rl
 	return d
+}
+
+// pairedBlocks returns the run medians of the blocks both sides measured,
+// in block order, when every run of both sides comes from an interleaved
+// session ('bench --state'): those are compared pairwise.
+func pairedBlocks(a, b *SideStats) ([]float64, []float64) {
+	if a.unblocked || b.unblocked {
+		return nil, nil
+	}
+	var blocks []int
+	for blk := range a.blocks {
+		if _, ok := b.blocks[blk]; ok {
+			blocks = append(blocks, blk)
+		}
+	}
+	slices.Sort(blocks)
+	var pa, pb []float64
+	for _, blk := range blocks {
+		pa, pb = append(pa, a.blocks[blk]), append(pb, b.blocks[blk])
+	}
+	return pa, pb
 }
 
 // deltaGoBench compares Go benchmark results as benchstat does: every

@@ -491,3 +491,33 @@ func TestDiffRuns(t *testing.T) {
 		}
 	}
 }
+
+// Runs of an interleaved session are compared block by block: the host's
+// drift between blocks (±8% here) cancels, and a −4% effect is found that
+// the same runs, unpaired, cannot resolve.
+func TestInterleavedBlocksArePaired(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var as, bs []*run.Run
+	for blk := 1; blk <= 6; blk++ {
+		off := 1 + 0.08*(2*rng.Float64()-1)
+		a := mkRun(fmt.Sprint("a", blk), "cpu", "h", metricSpec{"events", "events/s", run.Higher, noisy(rng, 8, 1000*off, 0.002)})
+		b := mkRun(fmt.Sprint("b", blk), "cpu", "h", metricSpec{"events", "events/s", run.Higher, noisy(rng, 8, 960*off, 0.002)})
+		a.State, a.Block, b.State, b.Block = "A", blk, "B", blk
+		as, bs = append(as, a), append(bs, b)
+	}
+	c, err := Compare([]Side{side("A", as...), side("B", bs...)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := findDelta(t, c, c.Pairs[0], "events")
+	if d.Drift.Source != "blocks" || d.Verdict != Worse || !(d.DeltaLoPct < -4 && -4 < d.DeltaHiPct) {
+		t.Errorf("paired: %s %+v Δ %.2f%% [%.2f, %.2f], want worse from blocks covering −4%%", d.Verdict, d.Drift, d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct)
+	}
+	for _, r := range bs { // the same runs without their blocks
+		r.State, r.Block = "", 0
+	}
+	c, _ = Compare([]Side{side("A", as...), side("B", bs...)}, Options{})
+	if d := findDelta(t, c, c.Pairs[0], "events"); d.Drift.Source != "runs" || d.Verdict == Worse {
+		t.Errorf("unpaired: %s %+v, want no verdict from runs", d.Verdict, d.Drift)
+	}
+}

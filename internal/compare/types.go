@@ -106,6 +106,10 @@ type SideStats struct {
 	RunMedians []float64 `json:"run_medians"`
 	// samplesAreRuns is set for Go benchmark files (see runMedians).
 	samplesAreRuns bool
+	// blocks maps the block of an interleaved session to that run's
+	// median; unblocked is set when any run has no state and block.
+	blocks    map[int]float64
+	unblocked bool
 	// Noise is the run-to-run spread of this metric on this side's host,
 	// when repeated runs exist (A/A noise floor).
 	Noise *Noise `json:"noise,omitempty"`

@@ -152,21 +152,27 @@ type Run struct {
 	Command     []string          `json:"command,omitempty"`      // exact command line of an external tool
 	Params      map[string]string `json:"params"`
 	CPUs        string            `json:"cpus,omitempty"` // placement (cpuset list) or "" for unpinned
-	Host        string            `json:"host"`
-	MachineID   string            `json:"machine_id,omitempty"`
-	BootID      string            `json:"boot_id,omitempty"`
-	SnapshotID  string            `json:"snapshot_id,omitempty"`
-	Started     time.Time         `json:"started"`
-	Ended       time.Time         `json:"ended"`
-	Complete    bool              `json:"complete"`
-	Stop        Stop              `json:"stop"`
-	Precision   float64           `json:"precision,omitempty"` // target relative CI half-width (0.01 = ±1%)
-	Metrics     []Metric          `json:"metrics"`
-	Samples     []Sample          `json:"samples"`
-	Monitor     []MonitorPoint    `json:"monitor,omitempty"`
-	Noise       *Noise            `json:"noise,omitempty"` // absent when the check was off (--no-noise-check)
-	Notes       []string          `json:"notes,omitempty"` // e.g. "builtin probe used: sysbench not installed"
-	Error       string            `json:"error,omitempty"`
+	// State and Block place a run in an interleaved session ('bench
+	// --state', 'tune apply --measure'): which state the host was put in
+	// before it, and which block of the session it was measured in. Block
+	// alone numbers the rounds of 'bench --repeat'. Zero outside them.
+	State      string         `json:"state,omitempty"`
+	Block      int            `json:"block,omitempty"`
+	Host       string         `json:"host"`
+	MachineID  string         `json:"machine_id,omitempty"`
+	BootID     string         `json:"boot_id,omitempty"`
+	SnapshotID string         `json:"snapshot_id,omitempty"`
+	Started    time.Time      `json:"started"`
+	Ended      time.Time      `json:"ended"`
+	Complete   bool           `json:"complete"`
+	Stop       Stop           `json:"stop"`
+	Precision  float64        `json:"precision,omitempty"` // target relative CI half-width (0.01 = ±1%)
+	Metrics    []Metric       `json:"metrics"`
+	Samples    []Sample       `json:"samples"`
+	Monitor    []MonitorPoint `json:"monitor,omitempty"`
+	Noise      *Noise         `json:"noise,omitempty"` // absent when the check was off (--no-noise-check)
+	Notes      []string       `json:"notes,omitempty"` // e.g. "builtin probe used: sysbench not installed"
+	Error      string         `json:"error,omitempty"`
 }
 
 // Values returns the samples of one metric in iteration order.

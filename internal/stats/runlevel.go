@@ -21,6 +21,9 @@ const (
 	// DriftNone: one run per side and no history: drift cannot be
 	// separated from a change.
 	DriftNone DriftSource = "none"
+	// DriftBlocks: interleaved blocks, compared pairwise; drift between
+	// blocks cancels.
+	DriftBlocks DriftSource = "blocks"
 )
 
 // GrossFactor is the smallest ratio of two run medians that perflab calls
@@ -196,6 +199,65 @@ func (r RunLevel) Direction(minRel float64) int {
 		return -1
 	}
 	return 0
+}
+
+// ComparePaired compares two sides measured in interleaved blocks: a[i] and
+// b[i] are the run medians of the two states in block i, measured minutes
+// apart at most, so the host's slow drift is common to both and cancels in
+// the difference. With dᵢ = ln bᵢ − ln aᵢ over the n blocks both have:
+//
+//	d̄ = mean(dᵢ),  s_d = sd(dᵢ),  SE = s_d/√n,  df = n − 1
+//	t = d̄/SE,  CI = exp(d̄ ± t_{df,(1+conf)/2}·SE)
+//
+// Blocks where either value is missing, zero or negative are left out.
+func ComparePaired(a, b []float64, conf float64) RunLevel {
+	var ds []float64
+	for i := range min(len(a), len(b)) {
+		if a[i] > 0 && b[i] > 0 && !math.IsInf(a[i], 0) && !math.IsInf(b[i], 0) {
+			ds = append(ds, math.Log(b[i])-math.Log(a[i]))
+		}
+	}
+	nan := math.NaN()
+	n := len(ds)
+	r := RunLevel{Ka: n, Kb: n, Ratio: nan, Lo: nan, Hi: nan, P: nan, SD: nan, DriftPct: nan, Diff: nan, DiffLo: nan, DiffHi: nan, Source: DriftBlocks}
+	if n == 0 {
+		r.Source = DriftNone
+		return r
+	}
+	d := mean(ds)
+	r.Ratio = math.Exp(d)
+	if n < 2 {
+		r.Source = DriftNone
+		return r
+	}
+	r.DF = n - 1
+	r.SD = math.Sqrt(sumSq(ds, d) / float64(n-1))
+	r.DriftPct = 100 * math.Expm1(r.SD)
+	se := r.SD / math.Sqrt(float64(n))
+	lo, hi := d, d
+	switch {
+	case se == 0 && d == 0:
+		r.P = 1
+	case se == 0:
+		r.P = 0
+	default:
+		t := mstats.TDist{V: float64(r.DF)}
+		r.P = math.Min(1, 2*(1-t.CDF(math.Abs(d)/se)))
+		q := TQuantile((1+conf)/2, float64(r.DF))
+		lo, hi = d-q*se, d+q*se
+	}
+	r.Lo, r.Hi = math.Exp(lo), math.Exp(hi)
+	return r
+}
+
+// RelHalfWidth is the larger distance of the interval's ends from the
+// ratio, relative to it (+Inf without an interval): the precision a
+// run-level or paired comparison has reached.
+func (r RunLevel) RelHalfWidth() float64 {
+	if !r.HasInterval() || r.Linear || r.Ratio == 0 {
+		return math.Inf(1)
+	}
+	return math.Max(r.Hi-r.Ratio, r.Ratio-r.Lo) / r.Ratio
 }
 
 // RunsNeeded is the number of runs per side with which a change of

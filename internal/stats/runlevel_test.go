@@ -156,3 +156,38 @@ func TestRunsNeeded(t *testing.T) {
 		t.Errorf("RunsNeeded(10, 2) = %d, want many", n)
 	}
 }
+
+// Paired blocks cancel drift that unpaired runs cannot: each block's two
+// states share an offset of ±10%, the true change is −3%. Unpaired, the
+// change drowns; paired, it is found and its interval covers −3%.
+func TestComparePairedCancelsDrift(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var a, b []float64
+	for range 8 {
+		off := 1 + 0.10*(2*rng.Float64()-1)
+		a = append(a, 1000*off*(1+0.003*rng.NormFloat64()))
+		b = append(b, 970*off*(1+0.003*rng.NormFloat64()))
+	}
+	unpaired := CompareRuns(a, b, nil, 0.95)
+	if unpaired.Direction(0.01) != 0 {
+		t.Fatalf("unpaired runs should not resolve −3%% under ±10%% drift: %+v", unpaired)
+	}
+	p := ComparePaired(a, b, 0.95)
+	if p.Source != DriftBlocks || p.DF != 7 || p.Direction(0.01) != -1 || p.Lo > 0.97 || p.Hi < 0.97 {
+		t.Fatalf("paired: %+v, want a −3%% change with an interval covering 0.97", p)
+	}
+	if w := p.RelHalfWidth(); !(w > 0 && w < 0.01) {
+		t.Errorf("half-width %v", w)
+	}
+	// A/A in blocks: the same state twice reads no change.
+	var c []float64
+	for i := range a {
+		c = append(c, a[i]*(1+0.003*rng.NormFloat64()))
+	}
+	if aa := ComparePaired(a, c, 0.95); aa.Direction(0.01) != 0 || aa.Lo > 1 || aa.Hi < 1 {
+		t.Errorf("A/A blocks: %+v", aa)
+	}
+	if one := ComparePaired([]float64{1}, []float64{2}, 0.95); one.HasInterval() {
+		t.Errorf("one block has no interval: %+v", one)
+	}
+}
