@@ -521,3 +521,48 @@ func TestInterleavedBlocksArePaired(t *testing.T) {
 		t.Errorf("unpaired: %s %+v, want no verdict from runs", d.Verdict, d.Drift)
 	}
 }
+
+// Issue 12 point 4: state facts (node memory grown by hot-plug, a runtime
+// mount) are conditions, never likely causes; a setting explains only a
+// change in the direction the knowledge base gives it (a governor switched
+// to powersave does not explain a metric that got better).
+func TestCausesOnlyFromSettingsInTheirDirection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	a := mkRun("a", "cpu", "h", metricSpec{"events", "events/s", run.Higher, noisy(rng, 10, 1000, 0.002)})
+	b := mkRun("b", "cpu", "h", metricSpec{"events", "events/s", run.Higher, noisy(rng, 10, 1300, 0.002)})
+	a.SnapshotID, b.SnapshotID = "sa", "sb"
+	sa := &snapshot.Snapshot{ID: "sa", CPU: snapshot.CPU{Governors: map[string][]int{"performance": {0, 1}},
+		NUMA: []snapshot.NUMANode{{ID: 0, MemTotalKiB: 5_600_000}}}}
+	sb := &snapshot.Snapshot{ID: "sb", CPU: snapshot.CPU{Governors: map[string][]int{"powersave": {0, 1}},
+		NUMA: []snapshot.NUMANode{{ID: 0, MemTotalKiB: 7_300_000}}},
+		Mounts: []snapshot.Mount{{MountPoint: "/run/netns", FSType: "tmpfs"}}}
+	c, err := Compare([]Side{
+		{Name: "A", Runs: replicate(a, 3, 0.002, 1), Snapshots: map[string]*snapshot.Snapshot{"sa": sa}},
+		{Name: "B", Runs: replicate(b, 3, 0.002, 2), Snapshots: map[string]*snapshot.Snapshot{"sb": sb}},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Pairs[0]
+	if d := findDelta(t, c, p, "events"); d.Verdict != Better {
+		t.Fatalf("events +30%%: %s", d.Verdict)
+	}
+	for _, cs := range p.Causes {
+		if cs.Knob == "numa" {
+			t.Errorf("node memory growing is a condition, not a cause: %+v", cs)
+		}
+		if cs.Knob == "cpu-governor" && cs.Supported() {
+			t.Errorf("powersave cannot explain a metric that got better: %+v", cs)
+		}
+		if cs.Kind != KindSetting && cs.Kind != KindIdentity && cs.Kind != KindHostDrift {
+			t.Errorf("cause %s has kind %q", cs.Knob, cs.Kind)
+		}
+	}
+	var conds []string
+	for _, d := range p.Conditions {
+		conds = append(conds, d.Path)
+	}
+	if !strings.Contains(strings.Join(conds, " "), "mem_total_kib") {
+		t.Errorf("conditions %v, want the node's memory", conds)
+	}
+}

@@ -127,7 +127,7 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 	}
 	for i := range p.Deltas {
 		d := &p.Deltas[i]
-		if d.Verdict != Better && d.Verdict != Worse || math.IsNaN(d.Ratio) || !d.lvl.HasInterval() {
+		if d.Verdict != Better && d.Verdict != Worse || math.IsNaN(d.Ratio) {
 			continue
 		}
 		row := c.Metrics[d.Row]
@@ -135,12 +135,26 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 		if !ok || !h.Significant {
 			continue
 		}
-		// The metric's speed ratio (higher is better) over the host's.
-		lo, hi := d.lvl.Lo, d.lvl.Hi
-		if row.Better == run.Lower {
-			lo, hi = 1/hi, 1/lo
-		}
 		ref := 1 + h.SpeedPct/100
+		speed := func(r float64) float64 { // the metric's ratio, higher is better
+			if row.Better == run.Lower {
+				return 1 / r
+			}
+			return r
+		}
+		if d.Gross {
+			// No interval, only the ×GrossFactor rule: the change is the
+			// host's when, divided by the host's own change, it is no
+			// longer gross.
+			adj := speed(d.Ratio) / ref
+			d.HostDrift = adj < stats.GrossFactor && adj > 1/stats.GrossFactor
+			continue
+		}
+		if !d.lvl.HasInterval() {
+			continue
+		}
+		lo, hi := speed(d.lvl.Lo), speed(d.lvl.Hi)
+		lo, hi = min(lo, hi), max(lo, hi)
 		adj := stats.RunLevel{Ka: 1, Kb: 1, DF: 1, Ratio: 1, Lo: lo / ref, Hi: hi / ref}
 		if adj.Direction(stats.MinEffect*opt.Margin) == 0 {
 			d.HostDrift = true

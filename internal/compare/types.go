@@ -125,12 +125,15 @@ type Noise struct {
 
 // Pair compares side Other with the baseline side 0.
 type Pair struct {
-	Other   int         `json:"other"`
-	Deltas  []Delta     `json:"deltas"` // one per MetricRow both sides have
-	Suites  []SuiteMean `json:"suites"`
-	Causes  []Cause     `json:"likely_causes"`
-	Config  []Diff      `json:"config_diff"`
-	Monitor []MonDelta  `json:"monitor_diff"`
+	Other  int         `json:"other"`
+	Deltas []Delta     `json:"deltas"` // one per MetricRow both sides have
+	Suites []SuiteMean `json:"suites"`
+	Causes []Cause     `json:"likely_causes"`
+	Config []Diff      `json:"config_diff"`
+	// Conditions are differences in what the host was doing during the
+	// runs (free memory, runtime mounts, dirty pages): shown, never causes.
+	Conditions []Diff     `json:"conditions"`
+	Monitor    []MonDelta `json:"monitor_diff"`
 	// Counts of verdicts, for a one-line summary and exit codes.
 	Counts map[Verdict]int `json:"counts"`
 	// HostDrift is how fast the host itself ran on the other side, by
