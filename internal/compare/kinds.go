@@ -33,3 +33,7 @@ var factKind = func(path string) CauseKind {
 	}
 	return KindSetting
 }
+
+// IsStateFact reports whether a snapshot fact is state (what the host was
+// doing), not a setting or identity.
+func IsStateFact(path string) bool { return factKind(path) == kindState }
