@@ -326,8 +326,8 @@ func newFlameDiffCmd(e *env) *cobra.Command {
 	var (
 		g         graphOptions
 		out       outputFlags
-		normalize bool
-		top       int
+		dopt diff.Options
+		top  int
 	)
 	cmd := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
@@ -339,7 +339,10 @@ profile: .folded gives "stack before after" lines (as FlameGraph's
 difffolded.pl), .svg/.html a differential flame graph whose widths are the
 AFTER profile and whose colours are the change in each frame's own samples:
 red grew, blue shrank. --normalize scales BEFORE to AFTER's total first
-(recommended when the profiles differ in length); --negate swaps the hues.`,
+(recommended when the profiles differ in length), truncating each count as
+difffolded.pl -n and inferno-diff-folded do; --strip-hex replaces every
+"0x" + hex digits with "0x..." (difffolded.pl -s), for frames named by
+address; --negate swaps the hues.`,
 		Example: `  perflab flame diff jdk8u74.folded jdk8u202.folded
   perflab flame diff before.folded after.folded --normalize -o diff.svg
   perflab flame diff before.folded after.folded -o diff.folded --top 30`,
@@ -360,8 +363,15 @@ red grew, blue shrank. --normalize scales BEFORE to AFTER's total first
 			if err != nil {
 				return err
 			}
-			d := diff.Join(before, after, normalize)
-			rows := diff.Table(d, top)
+			d := diff.Join(before, after, dopt)
+			// Shares do not depend on scaling: the table is computed on
+			// the counts as recorded, so its totals are real and no
+			// truncation by --normalize skews a share.
+			raw := d
+			if dopt.Normalize {
+				raw = diff.Join(before, after, diff.Options{StripHex: dopt.StripHex})
+			}
+			rows := diff.Table(raw, top)
 			if format == "json" {
 				w, commit, err := out.open(e.stdout)
 				if err != nil {
@@ -397,7 +407,8 @@ red grew, blue shrank. --normalize scales BEFORE to AFTER's total first
 		},
 	}
 	g.register(cmd)
-	cmd.Flags().BoolVarP(&normalize, "normalize", "n", false, "scale BEFORE's counts to AFTER's total")
+	cmd.Flags().BoolVarP(&dopt.Normalize, "normalize", "n", false, "scale BEFORE's counts to AFTER's total (truncated, as difffolded.pl -n)")
+	cmd.Flags().BoolVarP(&dopt.StripHex, "strip-hex", "s", false, `replace hex numbers ("0x7f3a…") in frames with "0x..." so addresses match across runs`)
 	cmd.Flags().BoolVar(&g.negate, "negate", false, "swap red and blue (grew ↔ shrank)")
 	cmd.Flags().IntVar(&top, "top", 15, "rows in the table (0: all)")
 	out.register(cmd, "text", "text", "json", "folded", "svg", "html")

@@ -12,28 +12,43 @@ package diff
 
 import (
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/internal/flame/folded"
 )
 
+// Options control how Join pairs the two profiles.
+type Options struct {
+	// Normalize scales the before counts so both profiles have the after
+	// total, so that widths and colours show changes in share rather
+	// than in profile length. Each scaled count is truncated toward zero,
+	// as difffolded.pl -n (int(count * total2 / total1)) and
+	// inferno-diff-folded --normalize do, so that the three agree.
+	Normalize bool
+	// StripHex replaces every "0x" followed by hex digits with "0x...",
+	// as difffolded.pl -s and inferno-diff-folded --strip-hex do, so that
+	// frames named by address (JIT code, stripped binaries) match across
+	// runs whose code was loaded at different addresses.
+	StripHex bool
+}
+
 // Join returns the differential profile of before and after: every stack
-// of either, with Before and Count (after). With normalize, the before
-// counts are scaled so both profiles have the after total, so that widths
-// and colours show changes in share rather than in profile length.
+// of either, with Before and Count (after).
 // Trailing blanks of a stack are not part of its identity (a frame named
 // "[unknown] " and "[unknown]" are the same), as in inferno-diff-folded.
-func Join(before, after *folded.Profile, normalize bool) *folded.Profile {
-	scale := 1.0
-	if tb, ta := before.Total(), after.Total(); normalize && tb > 0 {
-		scale = float64(ta) / float64(tb)
+func Join(before, after *folded.Profile, opt Options) *folded.Profile {
+	if opt.StripHex {
+		before, after = stripHex(before), stripHex(after)
 	}
+	tb, ta := before.Total(), after.Total()
 	bc := func(c uint64) uint64 {
-		if scale == 1 {
+		if !opt.Normalize || tb == ta || tb == 0 {
 			return c
 		}
-		return uint64(math.Round(float64(c) * scale))
+		// The references' formula, in the same floating-point order.
+		return uint64(float64(c) * float64(ta) / float64(tb))
 	}
 	key := func(s string) string { return strings.TrimRight(s, " \t") }
 	out := &folded.Profile{Diff: true, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
@@ -249,4 +264,26 @@ func commonPrefix(a, b string) int {
 		k++
 	}
 	return k
+}
+
+// hexRun is what difffolded.pl -s replaces: "0x" and at least one hex digit.
+var hexRun = regexp.MustCompile(`0x[0-9a-fA-F]+`)
+
+// stripHex returns p with every hex number in its frames replaced by
+// "0x...", stacks that became equal merged.
+func stripHex(p *folded.Profile) *folded.Profile {
+	out := &folded.Profile{Diff: p.Diff, Stacks: make([]folded.Stack, 0, len(p.Stacks))}
+	changed := false
+	for _, s := range p.Stacks {
+		if strings.Contains(s.Frames, "0x") {
+			if f := hexRun.ReplaceAllLiteralString(s.Frames, "0x..."); f != s.Frames {
+				s.Frames, changed = f, true
+			}
+		}
+		out.Stacks = append(out.Stacks, s)
+	}
+	if changed {
+		out.Sort()
+	}
+	return out
 }
