@@ -324,8 +324,8 @@ single files that work offline. The format follows -o's extension (.svg,
 
 func newFlameDiffCmd(e *env) *cobra.Command {
 	var (
-		g         graphOptions
-		out       outputFlags
+		g    graphOptions
+		out  outputFlags
 		dopt diff.Options
 		top  int
 	)
