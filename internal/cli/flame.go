@@ -55,25 +55,39 @@ func openInput(e *env, args []string) (io.Reader, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
+// readFolded reads folded stacks. Lines that are not folded stacks are
+// skipped, as flamegraph.pl and inferno skip them, with one warning per
+// input naming how many and the first; an input with no stack is bad input.
 func readFolded(e *env, args []string) (*folded.Profile, error) {
 	r, done, err := openInput(e, args)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	name := "standard input"
+	if len(args) > 0 && args[0] != "-" {
+		name = args[0]
+	}
 	p, err := folded.Read(r)
 	if err != nil {
-		name := "standard input"
-		if len(args) > 0 && args[0] != "-" {
-			name = args[0]
-		}
 		var fe *folded.FormatError
 		if errors.As(err, &fe) {
 			return nil, clierr.Usagef("fold perf script output first: perflab flame fold", "%s: %v", name, err)
 		}
 		return nil, clierr.Usagef("give folded stacks (perflab flame fold or perflab profile -o x.folded)", "%s: %v", name, err)
 	}
+	if sk := p.Skipped; sk.Lines > 0 {
+		fmt.Fprintf(e.stderr, "perflab: warning: %s: skipped %d %s that %s not folded stacks (\"frames count\"), the first at line %d: %q\n",
+			name, sk.Lines, flamePlural(sk.Lines, "line", "lines"), flamePlural(sk.Lines, "is", "are"), sk.First, sk.Text)
+	}
 	return p, nil
+}
+
+func flamePlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // graphFormat picks the output format: --format if given, else the -o

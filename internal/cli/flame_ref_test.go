@@ -37,3 +37,35 @@ func TestFlameDiffCLIMatchesInferno(t *testing.T) {
 		}
 	}
 }
+
+// One malformed line or a fractional count no longer rejects a whole
+// input: diff and render skip the line with one warning per input (count
+// and first line number), as inferno and flamegraph.pl do, and keep
+// fractional counts, as flamegraph.pl and difffolded.pl do.
+func TestFlameDiffRenderSkipBadLinesKeepFractions(t *testing.T) {
+	code, out, stderr := runCLIWith(t, nil, nil, nil, "flame", "diff", diffData+"bad_before.txt", diffData+"after.txt", "--format", "folded")
+	if code != 0 || strings.Count(stderr, "warning") != 1 ||
+		!strings.Contains(stderr, "bad_before.txt: skipped 1 line that is not folded stacks") || !strings.Contains(stderr, "line 3") {
+		t.Fatalf("bad line: code %d, stderr %q", code, stderr)
+	}
+	if !slices.Contains(sortedLines(out), "dd;[unknown];read;system_call_[k];__fdget_pos_[k] 0 15") {
+		t.Fatalf("the skipped line's stack should count 0 before, as in inferno:\n%s", out)
+	}
+	code, out, stderr = runCLIWith(t, nil, nil, nil, "flame", "diff", diffData+"before_fractionals.txt", diffData+"after.txt", "--format", "folded")
+	lines := sortedLines(out)
+	if code != 0 || !slices.Contains(lines, "dd;[unknown];read 14.234398 13") || !slices.Contains(lines, "dd;[unknown];read;system_call_[k];__fdget_pos_[k] 11.98 15") {
+		t.Fatalf("fractional counts: code %d, stderr %q\n%s", code, stderr, out)
+	}
+	in := "a;b 1.5\nGET / HTTP/1.1\na;c 2\nHost: x\n"
+	code, out, stderr = runCLIWith(t, nil, strings.NewReader(in), nil, "flame", "render", "--format", "svg", "--countname", "ms")
+	if code != 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "skipped 2 lines that are not folded stacks") ||
+		!strings.Contains(stderr, `line 2: "GET / HTTP/1.1"`) {
+		t.Fatalf("render: code %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(out, "b (1.5 ms, 42.86%)") || !strings.Contains(out, "all (3.5 ms, 100.00%)") {
+		t.Fatalf("render should keep the fractional count and say ms:\n%s", out)
+	}
+	if code, _, stderr := runCLIWith(t, nil, strings.NewReader("GET / HTTP/1.1\n"), nil, "flame", "render"); code != 2 || !strings.Contains(stderr, "no line is folded stacks") {
+		t.Fatalf("no stacks at all is bad input: code %d, %q", code, stderr)
+	}
+}

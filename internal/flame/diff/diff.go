@@ -42,16 +42,23 @@ func Join(before, after *folded.Profile, opt Options) *folded.Profile {
 	if opt.StripHex {
 		before, after = stripHex(before), stripHex(after)
 	}
+	// Both sides in the finer decimal scale (fractional counts).
+	scale := max(before.Scale, after.Scale)
+	before, after = atScale(before, scale), atScale(after, scale)
 	tb, ta := before.Total(), after.Total()
 	bc := func(c uint64) uint64 {
 		if !opt.Normalize || tb == ta || tb == 0 {
 			return c
 		}
-		// The references' formula, in the same floating-point order.
-		return uint64(float64(c) * float64(ta) / float64(tb))
+		// The references' formula, int(count * total2 / total1), in the
+		// same floating-point order, on the counts' real values.
+		if scale == 0 {
+			return uint64(float64(c) * float64(ta) / float64(tb))
+		}
+		return uint64(folded.Value(c, scale)*float64(ta)/float64(tb)) * folded.Pow10(scale)
 	}
 	key := func(s string) string { return strings.TrimRight(s, " \t") }
-	out := &folded.Profile{Diff: true, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
+	out := &folded.Profile{Diff: true, Scale: scale, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
 	// Both sides are sorted (a Profile's invariant): merge them.
 	a, b := after.Stacks, before.Stacks
 	for len(a) > 0 || len(b) > 0 {
@@ -102,8 +109,8 @@ type Row struct {
 	Function                    string
 	InclBefore, InclAfter       float64
 	SelfBefore, SelfAfter       float64
-	SamplesBefore, SamplesAfter uint64 // inclusive counts
-	TotalBefore, TotalAfter     uint64
+	SamplesBefore, SamplesAfter float64 // inclusive counts (fractional if the input's were)
+	TotalBefore, TotalAfter     float64
 	Appeared, Disappeared       bool
 }
 
@@ -210,7 +217,8 @@ func Table(d *folded.Profile, n int) []Row {
 			Function:   f,
 			InclBefore: share(a.inclB, tb), InclAfter: share(a.inclA, ta),
 			SelfBefore: share(a.selfB, tb), SelfAfter: share(a.selfA, ta),
-			SamplesBefore: a.inclB, SamplesAfter: a.inclA, TotalBefore: tb, TotalAfter: ta,
+			SamplesBefore: folded.Value(a.inclB, d.Scale), SamplesAfter: folded.Value(a.inclA, d.Scale),
+			TotalBefore: folded.Value(tb, d.Scale), TotalAfter: folded.Value(ta, d.Scale),
 			Appeared: a.inclB == 0 && a.inclA > 0, Disappeared: a.inclA == 0 && a.inclB > 0,
 		})
 	}
@@ -272,7 +280,7 @@ var hexRun = regexp.MustCompile(`0x[0-9a-fA-F]+`)
 // stripHex returns p with every hex number in its frames replaced by
 // "0x...", stacks that became equal merged.
 func stripHex(p *folded.Profile) *folded.Profile {
-	out := &folded.Profile{Diff: p.Diff, Stacks: make([]folded.Stack, 0, len(p.Stacks))}
+	out := &folded.Profile{Diff: p.Diff, Scale: p.Scale, Stacks: make([]folded.Stack, 0, len(p.Stacks))}
 	changed := false
 	for _, s := range p.Stacks {
 		if strings.Contains(s.Frames, "0x") {
@@ -286,4 +294,30 @@ func stripHex(p *folded.Profile) *folded.Profile {
 		out.Sort()
 	}
 	return out
+}
+
+// atScale returns p with its counts at the given (not smaller) scale,
+// copied if they change. A count too large to rescale is kept at its
+// largest value rather than wrapped.
+func atScale(p *folded.Profile, scale int) *folded.Profile {
+	if p.Scale == scale {
+		return p
+	}
+	q := &folded.Profile{Diff: p.Diff, Scale: p.Scale, Stacks: slices.Clone(p.Stacks)}
+	if !q.Rescale(scale) {
+		m := folded.Pow10(scale - p.Scale)
+		for i := range q.Stacks {
+			q.Stacks[i].Count = satMul(q.Stacks[i].Count, m)
+			q.Stacks[i].Before = satMul(q.Stacks[i].Before, m)
+		}
+		q.Scale = scale
+	}
+	return q
+}
+
+func satMul(a, b uint64) uint64 {
+	if b != 0 && a > ^uint64(0)/b {
+		return ^uint64(0)
+	}
+	return a * b
 }

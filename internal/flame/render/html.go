@@ -64,7 +64,7 @@ canvas { display: block; cursor: pointer; }
 		bw.WriteString("<h2>" + htmlEscape(opt.Subtitle) + "</h2>\n")
 	}
 	bw.WriteString(`<div id="bar"><button id="reset" disabled>Reset zoom</button>
-<span>` + groupDigits(total) + " " + htmlEscape(opt.CountName) + `</span>
+<span>` + groupDigits(total, t.Scale) + " " + htmlEscape(opt.CountName) + `</span>
 <form id="searchform"><input id="term" placeholder="regex, Enter to search" size="28"><button>Search</button></form><span id="matched"></span></div>
 <canvas id="flame"></canvas>
 <div id="tip"></div>
@@ -73,7 +73,7 @@ canvas { display: block; cursor: pointer; }
 	// encoding/json escapes <, > and & so the data cannot close the tag.
 	head := map[string]any{
 		"total": total, "diff": t.Diff, "maxDelta": t.MaxDelta, "inverted": opt.Inverted,
-		"countName": opt.CountName, "names": names, "colors": colors, "kinds": kinds,
+		"countName": opt.CountName, "scale": t.Scale, "names": names, "colors": colors, "kinds": kinds,
 	}
 	hb, err := json.Marshal(head)
 	if err != nil {

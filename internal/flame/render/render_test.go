@@ -223,3 +223,15 @@ func BenchmarkRender(b *testing.B) {
 		WriteHTML(io.Discard, tr, Options{})
 	}
 }
+
+func TestGroupDigitsWithFraction(t *testing.T) {
+	for _, c := range []struct {
+		v     uint64
+		scale int
+		want  string
+	}{{1234567, 0, "1,234,567"}, {1234567, 2, "12,345.67"}, {100, 2, "1"}, {5, 3, "0.005"}, {123450, 1, "12,345"}} {
+		if got := groupDigits(c.v, c.scale); got != c.want {
+			t.Errorf("groupDigits(%d, %d) = %q, want %q", c.v, c.scale, got, c.want)
+		}
+	}
+}
