@@ -2,10 +2,16 @@ package diff
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // readFile reads a folded fixture.
@@ -58,5 +64,51 @@ func TestStripHexIsDifffoldedS(t *testing.T) {
 	want := "a;0x...;f 5 5\na;0x;g 1 0\na;x0x...zz;0xg 4 0\n"
 	if out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// TestJoinMatchesInfernoDiffFolded runs the reference on generated
+// profiles whose normalized counts are rarely whole numbers, with
+// addresses to strip, so rounding instead of truncating shows at once.
+func TestJoinMatchesInfernoDiffFolded(t *testing.T) {
+	ref := testenv.RequireTool(t, "inferno-diff-folded")
+	rng := rand.New(rand.NewPCG(1, 2))
+	frames := []string{"main", "work", "0x7f3a01", "read_[k]", "jit 0xDEAD", "f;g", "0x"}
+	gen := func(n int) string {
+		var b strings.Builder
+		for range n {
+			depth := 1 + rng.IntN(4)
+			b.WriteString("app")
+			for range depth {
+				b.WriteString(";" + frames[rng.IntN(len(frames))])
+			}
+			fmt.Fprintf(&b, " %d\n", 1+rng.IntN(1000))
+		}
+		return b.String()
+	}
+	dir := t.TempDir()
+	for i := range 5 {
+		bf, af := filepath.Join(dir, "before"), filepath.Join(dir, "after")
+		bs, as := gen(40+i), gen(30+2*i)
+		os.WriteFile(bf, []byte(bs), 0o644)
+		os.WriteFile(af, []byte(as), 0o644)
+		for _, opt := range []Options{{}, {Normalize: true}, {StripHex: true}, {Normalize: true, StripHex: true}} {
+			args := []string{}
+			if opt.Normalize {
+				args = append(args, "--normalize")
+			}
+			if opt.StripHex {
+				args = append(args, "--strip-hex")
+			}
+			want, err := exec.Command(ref, append(args, bf, af)...).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			Join(read(t, bs), read(t, as), opt).WriteTo(&got)
+			if g, w := sortedLines(got.Bytes()), sortedLines(want); !slices.Equal(g, w) {
+				t.Fatalf("case %d %+v: differs from inferno-diff-folded\ngot  %q\nwant %q", i, opt, g, w)
+			}
+		}
 	}
 }
