@@ -137,8 +137,8 @@ func (g *graphOptions) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&g.title, "title", "", "graph title")
 	fl.StringVar(&g.subtitle, "subtitle", "", "second title line")
-	fl.StringVar(&g.colors, "colors", "hot", "palette: "+strings.Join(flamerender.Palettes, "|")+" (java: JIT green, kernel orange; kernel: kernel orange, user blue)")
-	fl.StringVar(&g.countName, "countname", "samples", "what a count is, for tooltips (samples, ns, bytes)")
+	fl.StringVar(&g.colors, "colors", "hot", "palette: "+strings.Join(flamerender.Palettes, "|")+" (java: JIT green, kernel orange; kernel: kernel orange, user blue; io: blues, for off-CPU time; wakeup: aqua)")
+	fl.StringVar(&g.countName, "countname", "samples", "what a count is, in tooltips and totals: samples, or a unit such as us or ms (off-CPU time), bytes")
 	fl.IntVar(&g.width, "width", 1200, "image width in pixels")
 	fl.Float64Var(&g.minWidth, "minwidth", 0.1, "omit frames narrower than this many pixels")
 	fl.BoolVar(&g.reverse, "reverse", false, "reverse each stack: leaf functions at the root, showing who calls them")
@@ -319,7 +319,8 @@ single files that work offline. The format follows -o's extension (.svg,
 .html, .folded, .speedscope.json) unless --format is given.`,
 		Example: `  perflab flame render app.folded -o app.svg
   perflab flame render app.folded -o app.html --colors java --title "checkout service"
-  perflab flame render app.folded -o callers.svg --reverse --inverted`,
+  perflab flame render app.folded -o callers.svg --reverse --inverted
+  perflab flame render offcpu.folded -o offcpu.svg --colors io --countname us --title "Off-CPU Time"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := graphFormat(cmd, &out, "svg")

@@ -69,3 +69,16 @@ func TestFlameDiffRenderSkipBadLinesKeepFractions(t *testing.T) {
 		t.Fatalf("no stacks at all is bad input: code %d, %q", code, stderr)
 	}
 }
+
+// Off-CPU graphs from the CLI: --colors io and --countname us reach the
+// SVG (issue 16: perflab profile --off-cpu renders through this path).
+func TestFlameRenderOffCPUCLI(t *testing.T) {
+	in := "app;read;schedule_[k] 1500\napp;main;nanosleep 20000\n"
+	code, out, stderr := runCLIWith(t, nil, strings.NewReader(in), nil, "flame", "render", "--format", "svg", "--colors", "io", "--countname", "us", "--title", "Off-CPU Time")
+	if code != 0 || !strings.Contains(out, "nanosleep (20,000 us, 93.02%)") || !strings.Contains(out, `stop-color="#e0e0ff"`) || !strings.Contains(out, "Off-CPU Time") {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCLIWith(t, nil, strings.NewReader(in), nil, "flame", "render", "--colors", "offcpu"); code != 2 || !strings.Contains(stderr, "io") {
+		t.Fatalf("unknown palette: code %d, %q", code, stderr)
+	}
+}

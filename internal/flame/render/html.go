@@ -43,12 +43,16 @@ func WriteHTML(w io.Writer, t *Tree, opt Options) error {
 	}
 
 	bw := bufio.NewWriterSize(w, 256<<10)
+	bgTop, bgBottom := background(opt.Palette)
+	if t.Diff {
+		bgTop, bgBottom = background("hot")
+	}
 	bw.WriteString(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>` + htmlEscape(opt.Title) + `</title>
 <style>
-body { margin: 10px; font: 12px Verdana, sans-serif; background: #fafafa; }
+body { margin: 10px; font: 12px Verdana, sans-serif; background: linear-gradient(` + bgTop + `, ` + bgBottom + `) fixed; }
 h1 { font-size: 17px; font-weight: normal; text-align: center; margin: 4px 0; }
 h2 { font-size: 12px; font-weight: normal; text-align: center; color: #555; margin: 2px 0 6px; }
 #bar { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }

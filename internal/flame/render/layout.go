@@ -14,9 +14,9 @@ type Options struct {
 	Subtitle  string  // a second line, e.g. the command profiled
 	Width     int     // image width in pixels; <= 0 means 1200
 	MinWidth  float64 // frames narrower than this many pixels are omitted; < 0 means 0.1
-	Palette   string  // hot, java, kernel, mem, io ("" means hot)
+	Palette   string  // one of Palettes ("" means hot); io for off-CPU time
 	Inverted  bool    // icicle: root at the top
-	CountName string  // what a count is ("samples"); "" means samples
+	CountName string  // what a count is: "samples", or "us"/"ms" for off-CPU time; "" means samples
 }
 
 func (o Options) withDefaults(t *Tree) Options {
