@@ -39,9 +39,10 @@ type Options struct {
 // Trailing blanks of a stack are not part of its identity (a frame named
 // "[unknown] " and "[unknown]" are the same), as in inferno-diff-folded.
 func Join(before, after *folded.Profile, opt Options) *folded.Profile {
-	if opt.StripHex {
-		before, after = stripHex(before), stripHex(after)
-	}
+	// Stacks are identified as the references identify them (trailing
+	// blanks trimmed, addresses stripped) before anything is counted, so
+	// stacks that become one are summed before they are normalized.
+	before, after = rekey(before, opt.StripHex), rekey(after, opt.StripHex)
 	// Both sides in the finer decimal scale (fractional counts).
 	scale := max(before.Scale, after.Scale)
 	before, after = atScale(before, scale), atScale(after, scale)
@@ -57,7 +58,6 @@ func Join(before, after *folded.Profile, opt Options) *folded.Profile {
 		}
 		return uint64(folded.Value(c, scale)*float64(ta)/float64(tb)) * folded.Pow10(scale)
 	}
-	key := func(s string) string { return strings.TrimRight(s, " \t") }
 	out := &folded.Profile{Diff: true, Scale: scale, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
 	// Both sides are sorted (a Profile's invariant): merge them.
 	a, b := after.Stacks, before.Stacks
@@ -69,37 +69,23 @@ func Join(before, after *folded.Profile, opt Options) *folded.Profile {
 		case len(b) == 0:
 			c = -1
 		default:
-			c = strings.Compare(key(a[0].Frames), key(b[0].Frames))
+			c = strings.Compare(a[0].Frames, b[0].Frames)
 		}
 		var s folded.Stack
 		switch {
 		case c < 0:
-			s = folded.Stack{Frames: key(a[0].Frames), Count: a[0].Count}
+			s = folded.Stack{Frames: a[0].Frames, Count: a[0].Count}
 			a = a[1:]
 		case c > 0:
-			s = folded.Stack{Frames: key(b[0].Frames), Before: bc(b[0].Count)}
+			s = folded.Stack{Frames: b[0].Frames, Before: bc(b[0].Count)}
 			b = b[1:]
 		default:
-			s = folded.Stack{Frames: key(a[0].Frames), Count: a[0].Count, Before: bc(b[0].Count)}
+			s = folded.Stack{Frames: a[0].Frames, Count: a[0].Count, Before: bc(b[0].Count)}
 			a, b = a[1:], b[1:]
 		}
 		out.Stacks = append(out.Stacks, s)
 	}
-	// Trimming can reorder or merge neighbours; restore the invariant.
-	if !slices.IsSortedFunc(out.Stacks, func(x, y folded.Stack) int { return strings.Compare(x.Frames, y.Frames) }) ||
-		hasAdjacentDup(out.Stacks) {
-		out.Sort()
-	}
 	return out
-}
-
-func hasAdjacentDup(s []folded.Stack) bool {
-	for i := 1; i < len(s); i++ {
-		if s[i].Frames == s[i-1].Frames {
-			return true
-		}
-	}
-	return false
 }
 
 // Row is one function's share of the profile before and after, in
@@ -277,22 +263,33 @@ func commonPrefix(a, b string) int {
 // hexRun is what difffolded.pl -s replaces: "0x" and at least one hex digit.
 var hexRun = regexp.MustCompile(`0x[0-9a-fA-F]+`)
 
-// stripHex returns p with every hex number in its frames replaced by
-// "0x...", stacks that became equal merged.
-func stripHex(p *folded.Profile) *folded.Profile {
-	out := &folded.Profile{Diff: p.Diff, Scale: p.Scale, Stacks: make([]folded.Stack, 0, len(p.Stacks))}
-	changed := false
-	for _, s := range p.Stacks {
-		if strings.Contains(s.Frames, "0x") {
-			if f := hexRun.ReplaceAllLiteralString(s.Frames, "0x..."); f != s.Frames {
-				s.Frames, changed = f, true
-			}
+// rekey returns p with each stack named as the references key it: trailing
+// blanks trimmed and, with strip, every hex number replaced by "0x...";
+// stacks that became equal are merged. p is returned as is if no name
+// changes.
+func rekey(p *folded.Profile, strip bool) *folded.Profile {
+	key := func(f string) string {
+		f = strings.TrimRight(f, " \t")
+		if strip && strings.Contains(f, "0x") {
+			f = hexRun.ReplaceAllLiteralString(f, "0x...")
 		}
-		out.Stacks = append(out.Stacks, s)
+		return f
 	}
-	if changed {
-		out.Sort()
+	var out *folded.Profile
+	for i, s := range p.Stacks {
+		k := key(s.Frames)
+		if k == s.Frames && out == nil {
+			continue
+		}
+		if out == nil {
+			out = &folded.Profile{Diff: p.Diff, Scale: p.Scale, Stacks: slices.Clone(p.Stacks)}
+		}
+		out.Stacks[i].Frames = k
 	}
+	if out == nil {
+		return p
+	}
+	out.Sort()
 	return out
 }
 

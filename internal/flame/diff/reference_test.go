@@ -73,7 +73,7 @@ func TestStripHexIsDifffoldedS(t *testing.T) {
 func TestJoinMatchesInfernoDiffFolded(t *testing.T) {
 	ref := testenv.RequireTool(t, "inferno-diff-folded")
 	rng := rand.New(rand.NewPCG(1, 2))
-	frames := []string{"main", "work", "0x7f3a01", "read_[k]", "jit 0xDEAD", "f;g", "0x"}
+	frames := []string{"main", "work", "0x7f3a01", "read_[k]", "jit 0xDEAD", "f;g", "0x", "main "}
 	gen := func(n int) string {
 		var b strings.Builder
 		for range n {
