@@ -65,7 +65,7 @@ func TestFlameDiffRenderSkipBadLinesKeepFractions(t *testing.T) {
 	if !strings.Contains(out, "b (1.5 ms, 42.86%)") || !strings.Contains(out, "all (3.5 ms, 100.00%)") {
 		t.Fatalf("render should keep the fractional count and say ms:\n%s", out)
 	}
-	if code, _, stderr := runCLIWith(t, nil, strings.NewReader("GET / HTTP/1.1\n"), nil, "flame", "render"); code != 2 || !strings.Contains(stderr, "no line is folded stacks") {
+	if code, _, stderr := runCLIWith(t, nil, strings.NewReader("GET / HTTP/1.1\n"), nil, "flame", "render"); code != 2 || !strings.Contains(stderr, "input is not folded stacks") {
 		t.Fatalf("no stacks at all is bad input: code %d, %q", code, stderr)
 	}
 }

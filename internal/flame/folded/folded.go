@@ -187,7 +187,7 @@ func (e *FormatError) Error() string {
 	if len(t) > 80 {
 		t = t[:80] + "…"
 	}
-	return fmt.Sprintf("no line is folded stacks (\"frames count\"); %d lines are not, the first (line %d): %q", e.Lines, e.Line, t)
+	return fmt.Sprintf("input is not folded stacks (\"frames count\" lines): none of its %d non-blank lines is; the first, line %d: %q", e.Lines, e.Line, t)
 }
 
 // Read parses folded stacks. Blank lines are skipped, and so are lines
