@@ -77,7 +77,8 @@ func (s *Snapshot) IRQ(n int) (IRQ, bool) {
 // Landing returns the CPUs this interrupt is delivered to, given the online
 // CPUs: the effective affinity when the kernel reports it (on x86 the
 // interrupt controller delivers to one CPU picked from the mask, so a mask
-// of 0-7 with effective CPU 4 lands on CPU 4 only), else the affinity mask;
+// of 0-7 with effective CPU 4 lands on CPU 4 only), else (none reported, or
+// a stale one outside the mask) the affinity mask;
 // either intersected with the online CPUs, because a mask may name
 // possible-but-offline CPUs (smp_affinity_list is often 0-255 on a host with
 // 8 CPUs) that can never take it. With online empty nothing is removed.
@@ -85,7 +86,10 @@ func (s *Snapshot) IRQ(n int) (IRQ, bool) {
 // of its CPUs is online (a stale tree), and such an IRQ is not judged.
 func (q IRQ) Landing(online []int) []int {
 	at := q.Effective
-	if len(at) == 0 {
+	if len(at) == 0 || (len(q.Affinity) > 0 && !cpuset.Contains(q.Affinity, at)) {
+		// The kernel keeps the effective affinity inside the mask; outside
+		// it, the mask was just rewritten and the move is pending until
+		// the next interrupt: the mask is where it goes.
 		at = q.Affinity
 	}
 	if len(at) == 0 {
