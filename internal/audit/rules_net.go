@@ -291,7 +291,7 @@ func checkNICQueues(ctx *Context) Result {
 			continue
 		}
 		if max < 0 {
-			why := s.Missing("net.interfaces." + nic.Name + ".channels")
+			why := s.Missing(snapshot.ElemPath("net.interfaces", nic.Name, "channels"))
 			if why == "" {
 				why = "not collected"
 			}
