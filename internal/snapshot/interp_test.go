@@ -70,3 +70,24 @@ func TestNICIRQs(t *testing.T) {
 		t.Errorf("a NIC without a node judges nothing: %+v", q)
 	}
 }
+
+// Missing walks up array keys that contain dots: a VLAN NIC's fact is
+// covered by its element and by the list.
+func TestMissingBracketedParents(t *testing.T) {
+	s := &Snapshot{Unavailable: map[string]string{ElemPath("net.interfaces", "eth0.100", ""): "gone"}}
+	if got := s.Missing(ElemPath("net.interfaces", "eth0.100", "mtu")); got != "gone" {
+		t.Errorf("element key covers its field: %q", got)
+	}
+	if got := s.Missing("net.interfaces[eth0].mtu"); got != "" {
+		t.Errorf("another element is not covered: %q", got)
+	}
+	s.Unavailable = map[string]string{"net.interfaces": "no sysfs"}
+	if got := s.Missing("net.interfaces[eth0.100].rx_queues[rx-0].rps_cpus"); got != "no sysfs" {
+		t.Errorf("the list covers every element: %q", got)
+	}
+	for p, want := range map[string]string{"a.b": "a", "a[x.y]": "a", "a[x.y].b": "a[x.y]", "a": "", "a[x[1]]": "a"} {
+		if got := parentPath(p); got != want {
+			t.Errorf("parentPath(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

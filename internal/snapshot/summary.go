@@ -183,10 +183,12 @@ func (t *textWriter) kernel() {
 }
 
 func (t *textWriter) net(s *Snapshot) {
+	// Where each IRQ lands (IRQ.Landing), as irq show and the audit say.
 	irqAff := map[int][]int{}
+	online := s.OnlineCPUs()
 	for _, q := range s.IRQs {
 		if n, err := strconv.Atoi(q.Number); err == nil {
-			irqAff[n] = q.Affinity
+			irqAff[n] = q.Landing(online)
 		}
 	}
 	label := "net"

@@ -122,3 +122,12 @@ func (e *ErrOtherNamespace) Error() string {
 		"run 'perflab tune revert' inside that namespace (e.g. ip netns exec NAME perflab tune revert, or nsenter -t PID -n -m)",
 		len(e.Skipped), e.Skipped[0].Reason, strings.Join(targets, ", "))
 }
+
+// Elsewhere says, for display, why this entry belongs to another namespace
+// than the caller's ("" when it may be reverted from here).
+func (e Entry) Elsewhere() string {
+	if why := e.NS.elsewhere(currentNS()); why != "" {
+		return "applied in " + why
+	}
+	return ""
+}

@@ -234,3 +234,17 @@ func TestNSBindChild(t *testing.T) {
 	}
 	t.Logf("child %s ok", mode)
 }
+
+func TestEntryElsewhere(t *testing.T) {
+	withNS(t, NS{Net: 5, Mnt: 6})
+	e := Entry{NS: NS{Net: 4}}
+	if got := e.Elsewhere(); !strings.Contains(got, "net:[4], this is net:[5]") {
+		t.Errorf("Elsewhere = %q", got)
+	}
+	if got := (Entry{NS: NS{Net: 5}}).Elsewhere(); got != "" {
+		t.Errorf("same namespace: %q", got)
+	}
+	if got := (Entry{}).Elsewhere(); got != "" {
+		t.Errorf("an unbound (older) entry: %q", got)
+	}
+}
