@@ -17,7 +17,7 @@ import (
 // (or a list of them), and variables holding a list of them.
 type pathUse struct {
 	dir   string         // package directory under internal/
-	calls map[string]int // function or method name → argument index
+	calls map[string]int // function or method name → argument index (variadic: every argument from it on)
 	keys  []string       // composite-literal keys: Path: "…", Paths: []string{…}
 	vars  []string       // var NAME = []string{…}
 	// unavailable: the paths are Snapshot.Unavailable keys (Sources allowed).
@@ -43,6 +43,8 @@ var uses = []pathUse{
 func TestPathLiterals(t *testing.T) {
 	_, self, _, _ := runtime.Caller(0)
 	internal := filepath.Join(filepath.Dir(self), "..", "..")
+	literals := map[string][]string{} // package dir → path patterns found
+	var recordable []string           // fact-like literals in the collectors
 	for _, u := range uses {
 		found := 0
 		files, _ := filepath.Glob(filepath.Join(internal, u.dir, "*.go"))
@@ -65,6 +67,7 @@ func TestPathLiterals(t *testing.T) {
 					return
 				}
 				found++
+				literals[u.dir] = append(literals[u.dir], p)
 				var err error
 				if u.unavailable {
 					err = CheckUnavailable(p)
@@ -77,6 +80,15 @@ func TestPathLiterals(t *testing.T) {
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
+				case *ast.BasicLit:
+					// Collectors also record facts from lists
+					// (for _, f := range []string{"cpu.governors", …}):
+					// any literal there that names a fact may be one.
+					if u.dir == "snapshot" {
+						if p, ok := pathOf(n); ok && strings.Contains(p, ".") && Check(p) == nil {
+							recordable = append(recordable, p)
+						}
+					}
 				case *ast.CallExpr:
 					name := ""
 					switch fn := n.Fun.(type) {
@@ -102,8 +114,11 @@ func TestPathLiterals(t *testing.T) {
 						}
 						return true
 					}
-					if i < len(n.Args) {
-						check(n.Args[i])
+					for j := i; j < len(n.Args); j++ {
+						check(n.Args[j])
+						if name != "missingFact" {
+							break // only missingFact(s, facts ...string) is variadic
+						}
 					}
 				case *ast.KeyValueExpr:
 					k, ok := n.Key.(*ast.Ident)
@@ -133,6 +148,22 @@ func TestPathLiterals(t *testing.T) {
 		}
 		if found < u.min {
 			t.Errorf("internal/%s: found %d fact path literals, want at least %d: did a function the scan looks for get renamed?", u.dir, found, u.min)
+		}
+	}
+	// A fact the audit asks about must be one a collector can record as
+	// missing (itself, a parent or a child of it): otherwise its absence
+	// can never be seen and reads as a zero.
+	recordable = append(recordable, literals["snapshot"]...)
+	for _, k := range literals["audit"] {
+		ok := false
+		for _, c := range recordable {
+			if Match(c, k) || Match(k, c) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			t.Errorf("the audit checks whether %q is missing, but no collector ever records it (or a parent) as missing", k)
 		}
 	}
 }
