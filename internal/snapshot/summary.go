@@ -239,9 +239,9 @@ func (t *textWriter) net(s *Snapshot) {
 	t.line(label, conn, sock)
 }
 
-// txtIRQAffinity groups IRQs by their affinity, largest group first:
-// "101-108 on CPUs 0-3, 100 on CPUs 0-7", so the queue vectors' placement
-// is not hidden behind a misc vector allowed everywhere.
+// txtIRQAffinity groups IRQs by the CPUs they land on (IRQ.Landing),
+// largest group first: "101,105 on CPUs 0, …, 100 on CPUs 4", so the queue
+// vectors' placement is not hidden behind a misc vector allowed everywhere.
 func txtIRQAffinity(irqs []int, aff map[int][]int) string {
 	groups := map[string][]int{}
 	for _, i := range irqs {
