@@ -8,7 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/fixture"
-	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/fixture/fixturesnap"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/tune"
 )
@@ -101,21 +101,12 @@ func TestIRQPlacementAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	snaps := fixturesnap.All(t)
 	names := fixture.Names()
-	if len(names) == 0 {
-		t.Fatal("no fixture trees under testdata/roots")
-	}
 	offNodeSeen := 0
 	for _, name := range names {
+		s := snaps[name]
 		t.Run(name, func(t *testing.T) {
-			fs, err := hostfs.New(fixture.Dir(name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := snapshot.Collect(fs, snapshot.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			show := showOffNode(t, s, auditedNIC)
 			au, st := auditOffNode(s, w)
 			tu := tuneOffNode(s, w)
@@ -170,15 +161,7 @@ func TestIRQPlacementAgrees(t *testing.T) {
 // On metal, eth0's IRQ 100 has mask 0-7 but is delivered to CPU 4 (node 1,
 // the NIC's node): it is not off-node, and irq show says where it lands.
 func TestIRQShowLanding(t *testing.T) {
-	fs, err := hostfs.New(fixture.Dir("metal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.Collect(fs, snapshot.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	views, err := irqViews(s, "eth0")
+	views, err := irqViews(fixturesnap.Collect(t, "metal"), "eth0")
 	if err != nil {
 		t.Fatal(err)
 	}

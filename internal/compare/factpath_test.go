@@ -3,8 +3,7 @@ package compare
 import (
 	"testing"
 
-	"github.com/perflab/perflab/internal/fixture"
-	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/fixture/fixturesnap"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/snapshot/factpath"
@@ -15,15 +14,7 @@ import (
 // the kinds can be looked up for it.
 func TestDiffPathsAreCatalogued(t *testing.T) {
 	var snaps []*snapshot.Snapshot
-	for _, name := range fixture.Names() {
-		fs, err := hostfs.New(fixture.Dir(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.Collect(fs, snapshot.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range fixturesnap.All(t) {
 		snaps = append(snaps, s)
 	}
 	var paths []string

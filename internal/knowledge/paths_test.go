@@ -4,9 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/fixture"
-	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/fixture/fixturesnap"
 	"github.com/perflab/perflab/internal/snapshot/factpath"
 )
 
@@ -46,15 +44,7 @@ func TestKnowledgePaths(t *testing.T) {
 func fixtureSysctls(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, name := range fixture.Names() {
-		fs, err := hostfs.New(fixture.Dir(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.Collect(fs, snapshot.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range fixturesnap.All(t) {
 		for k := range s.Sysctl {
 			out["sysctl."+k] = true
 		}

@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/fixture"
-	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/fixture/fixturesnap"
 	"github.com/perflab/perflab/internal/snapshot"
 )
 
@@ -158,24 +157,8 @@ var fixtureCache map[string]*snapshot.Snapshot
 // fixtureSnapshots collects every tree under testdata/roots once.
 func fixtureSnapshots(t *testing.T) map[string]*snapshot.Snapshot {
 	t.Helper()
-	if fixtureCache != nil {
-		return fixtureCache
+	if fixtureCache == nil {
+		fixtureCache = fixturesnap.All(t)
 	}
-	out := map[string]*snapshot.Snapshot{}
-	for _, name := range fixture.Names() {
-		fs, err := hostfs.New(fixture.Dir(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.Collect(fs, snapshot.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = s
-	}
-	if len(out) == 0 {
-		t.Fatal("no fixture trees")
-	}
-	fixtureCache = out
-	return out
+	return fixtureCache
 }
