@@ -114,13 +114,18 @@ type ErrOtherNamespace struct {
 }
 
 func (e *ErrOtherNamespace) Error() string {
-	var targets []string
+	var targets, reasons []string
+	seen := map[string]bool{}
 	for _, s := range e.Skipped {
 		targets = append(targets, s.Entry.Change.Target)
+		if !seen[s.Reason] {
+			seen[s.Reason] = true
+			reasons = append(reasons, s.Reason)
+		}
 	}
 	return fmt.Sprintf("not reverted here: %d knob(s) were applied in another namespace (%s): %s; they stay in the journal: "+
 		"run 'perflab tune revert' inside that namespace (e.g. ip netns exec NAME perflab tune revert, or nsenter -t PID -n -m)",
-		len(e.Skipped), e.Skipped[0].Reason, strings.Join(targets, ", "))
+		len(e.Skipped), strings.Join(reasons, "; "), strings.Join(targets, ", "))
 }
 
 // Elsewhere says, for display, why this entry belongs to another namespace
