@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/cpuset"
-	"github.com/perflab/perflab/internal/snapshot"
 )
 
 // IRQ rules: NIC interrupts on the NIC's own NUMA node, and irqbalance not
@@ -33,17 +32,6 @@ func init() {
 			Check:  checkIRQBalancePinned,
 		},
 	)
-}
-
-// irqByNumber indexes the snapshot's numeric IRQ lines.
-func irqByNumber(s *snapshot.Snapshot) map[int]snapshot.IRQ {
-	m := map[int]snapshot.IRQ{}
-	for _, q := range s.IRQs {
-		if n, err := strconv.Atoi(q.Number); err == nil {
-			m[n] = q
-		}
-	}
-	return m
 }
 
 func checkIRQNUMAAffinity(ctx *Context) Result {
@@ -128,11 +116,10 @@ func checkIRQBalancePinned(ctx *Context) Result {
 		return r
 	}
 	all := len(s.OnlineCPUs())
-	irqs := irqByNumber(s)
 	var pinned []string
 	for _, nic := range trafficNICs(s) {
 		for _, num := range nic.IRQs {
-			q, ok := irqs[num]
+			q, ok := s.IRQ(num)
 			if !ok || len(q.Affinity) == 0 || len(q.Affinity) >= all {
 				continue
 			}
