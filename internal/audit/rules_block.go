@@ -213,7 +213,7 @@ func checkReadAhead(ctx *Context) Result {
 	var obs []string
 	var changes []Change
 	for _, d := range disks {
-		if s.Missing("block."+d.Name+".read_ahead_kib") != "" {
+		if s.Missing(snapshot.ElemPath("block", d.Name, "read_ahead_kib")) != "" {
 			continue
 		}
 		v := strconv.FormatInt(d.ReadAheadKiB, 10)

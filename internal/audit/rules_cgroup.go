@@ -120,7 +120,7 @@ func checkCPUsVsQuota(ctx *Context) Result {
 	}
 	visible, from := cg.CPUs, "cpuset "
 	if len(visible) == 0 {
-		visible, from = onlineCPUs(s), "online CPUs "
+		visible, from = s.OnlineCPUs(), "online CPUs "
 	}
 	q := quotaCPUs(cg.CPUQuotaUS, cg.CPUPeriodUS)
 	want := int(math.Ceil(q - 1e-9))
@@ -158,12 +158,12 @@ func checkCpusetNUMA(ctx *Context) Result {
 	largest, home := 0, -1
 	perNode := map[int]int{}
 	for _, c := range cg.CPUs {
-		if n, ok := cpuNodes(s)[c]; ok {
+		if n, ok := s.CPUNodes()[c]; ok {
 			perNode[n]++
 		}
 	}
 	for _, n := range nodes {
-		size := len(nodeCPUs(s, n))
+		size := len(s.NodeCPUs(n))
 		largest = max(largest, size)
 		if home < 0 || perNode[n] > perNode[home] {
 			home = n
@@ -195,7 +195,7 @@ func checkCpusetNUMA(ctx *Context) Result {
 	}
 	// Confine to the node holding most of its CPUs, keeping the CPUs it
 	// already has there first.
-	cpus := homeCPUs(cg.CPUs, nodeCPUs(s, home), min(len(cg.CPUs), len(nodeCPUs(s, home))))
+	cpus := homeCPUs(cg.CPUs, s.NodeCPUs(home), min(len(cg.CPUs), len(s.NodeCPUs(home))))
 	dirCPU := cgroupDir(cg.Version, "cpuset", cg.Path)
 	fix := fmt.Sprintf("echo %s > %s/cpuset.mems && echo %s > %s/cpuset.cpus  # or the orchestrator's equivalent (Kubernetes CPU manager, docker --cpuset-cpus/--cpuset-mems)",
 		fmt.Sprint(home), dirCPU, cpuset.FormatList(cpus), dirCPU)

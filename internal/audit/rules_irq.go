@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/cpuset"
-	"github.com/perflab/perflab/internal/snapshot"
 )
 
 // IRQ rules: NIC interrupts on the NIC's own NUMA node, and irqbalance not
@@ -35,26 +34,6 @@ func init() {
 	)
 }
 
-// irqByNumber indexes the snapshot's numeric IRQ lines.
-func irqByNumber(s *snapshot.Snapshot) map[int]snapshot.IRQ {
-	m := map[int]snapshot.IRQ{}
-	for _, q := range s.IRQs {
-		if n, err := strconv.Atoi(q.Number); err == nil {
-			m[n] = q
-		}
-	}
-	return m
-}
-
-// irqCPUs is where an IRQ actually lands: the effective affinity when the
-// kernel reports it (x86 picks one CPU of the mask), else the mask.
-func irqCPUs(q snapshot.IRQ) []int {
-	if len(q.Effective) > 0 {
-		return q.Effective
-	}
-	return q.Affinity
-}
-
 func checkIRQNUMAAffinity(ctx *Context) Result {
 	s := ctx.S
 	if len(s.CPU.NUMA) < 2 {
@@ -70,7 +49,6 @@ func checkIRQNUMAAffinity(ctx *Context) Result {
 	if !ok {
 		return res
 	}
-	irqs := irqByNumber(s)
 	balancing := s.Services["irqbalance"].Running
 	var obs, skipped []string
 	var changes []Change
@@ -80,29 +58,23 @@ func checkIRQNUMAAffinity(ctx *Context) Result {
 			skipped = append(skipped, nic.Name+": the platform reports no NUMA node for it")
 			continue
 		}
-		local := nodeCPUs(s, nic.NUMANode)
-		if len(local) == 0 {
+		// Where each IRQ lands is interpreted once, on the snapshot
+		// (Snapshot.NICIRQs, IRQ.Landing): irq show and irq pin agree.
+		pl := s.NICIRQs(nic)
+		if len(pl.Local) == 0 {
 			skipped = append(skipped, fmt.Sprintf("%s: NUMA node %d has no online CPU", nic.Name, nic.NUMANode))
 			continue
 		}
+		local := pl.Local
 		var remote []string
-		n := 0
-		for _, num := range nic.IRQs {
-			q, ok := irqs[num]
-			if !ok || len(q.Affinity) == 0 {
-				continue
-			}
-			n++
-			at := irqCPUs(q)
-			if cpuset.Contains(local, at) {
-				continue
-			}
+		n := pl.Judged()
+		for _, q := range pl.OffNode() {
 			// One IRQ per local CPU, round robin, as seed 002's script
 			// bound them.
 			cpu := local[len(remote)%len(local)]
-			remote = append(remote, fmt.Sprintf("%d→%s", num, cpuset.FormatList(at)))
-			changes = append(changes, Change{Kind: KindFile, Target: fmt.Sprintf("/proc/irq/%d/smp_affinity_list", num),
-				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(q.Affinity)})
+			remote = append(remote, fmt.Sprintf("%d→%s", q.Number, cpuset.FormatList(q.Landing)))
+			changes = append(changes, Change{Kind: KindFile, Target: fmt.Sprintf("/proc/irq/%d/smp_affinity_list", q.Number),
+				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(q.IRQ.Affinity)})
 		}
 		if n == 0 {
 			skipped = append(skipped, nic.Name+": no IRQ with a readable affinity is mapped to it")
@@ -143,12 +115,11 @@ func checkIRQBalancePinned(ctx *Context) Result {
 	if r, ok := missingFact(s, "irqs"); !ok {
 		return r
 	}
-	all := len(onlineCPUs(s))
-	irqs := irqByNumber(s)
+	all := len(s.OnlineCPUs())
 	var pinned []string
 	for _, nic := range trafficNICs(s) {
 		for _, num := range nic.IRQs {
-			q, ok := irqs[num]
+			q, ok := s.IRQ(num)
 			if !ok || len(q.Affinity) == 0 || len(q.Affinity) >= all {
 				continue
 			}

@@ -204,53 +204,9 @@ func nicsOrNA(s *snapshot.Snapshot) ([]snapshot.NIC, Result, bool) {
 	return nics, Result{}, true
 }
 
-// onlineCPUs returns the online CPU ids.
-func onlineCPUs(s *snapshot.Snapshot) []int {
-	if len(s.CPU.Online) > 0 {
-		return s.CPU.Online
-	}
-	out := make([]int, s.CPU.Threads)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// nodeCPUs returns the online CPUs of a NUMA node, nil if the node is unknown.
-func nodeCPUs(s *snapshot.Snapshot, node int) []int {
-	online := map[int]bool{}
-	for _, c := range onlineCPUs(s) {
-		online[c] = true
-	}
-	for _, n := range s.CPU.NUMA {
-		if n.ID != node {
-			continue
-		}
-		var out []int
-		for _, c := range n.CPUs {
-			if online[c] {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// cpuNodes maps each CPU to its NUMA node.
-func cpuNodes(s *snapshot.Snapshot) map[int]int {
-	m := map[int]int{}
-	for _, n := range s.CPU.NUMA {
-		for _, c := range n.CPUs {
-			m[c] = n.ID
-		}
-	}
-	return m
-}
-
 // nodesOf returns the sorted NUMA nodes the CPUs belong to.
 func nodesOf(s *snapshot.Snapshot, cpus []int) []int {
-	m := cpuNodes(s)
+	m := s.CPUNodes()
 	set := map[int]bool{}
 	for _, c := range cpus {
 		if n, ok := m[c]; ok {
@@ -270,11 +226,11 @@ func nodesOf(s *snapshot.Snapshot, cpus []int) []int {
 // how to call them in a sentence.
 func nicLocalCPUs(s *snapshot.Snapshot, nic snapshot.NIC) ([]int, string) {
 	if len(s.CPU.NUMA) > 1 && nic.NUMANode >= 0 {
-		if c := nodeCPUs(s, nic.NUMANode); len(c) > 0 {
+		if c := s.NodeCPUs(nic.NUMANode); len(c) > 0 {
 			return c, fmt.Sprintf("NUMA node %d", nic.NUMANode)
 		}
 	}
-	return onlineCPUs(s), "the host"
+	return s.OnlineCPUs(), "the host"
 }
 
 // maskWidth is the number of CPUs a mask must cover, as the kernel prints it.
@@ -283,7 +239,7 @@ func maskWidth(s *snapshot.Snapshot) int {
 		return s.CPU.Possible
 	}
 	max := 0
-	for _, c := range onlineCPUs(s) {
+	for _, c := range s.OnlineCPUs() {
 		if c+1 > max {
 			max = c + 1
 		}
@@ -335,7 +291,7 @@ func checkNICQueues(ctx *Context) Result {
 			continue
 		}
 		if max < 0 {
-			why := s.Missing("net.interfaces." + nic.Name + ".channels")
+			why := s.Missing(snapshot.ElemPath("net.interfaces", nic.Name, "channels"))
 			if why == "" {
 				why = "not collected"
 			}
@@ -427,7 +383,7 @@ func checkXPS(ctx *Context) Result {
 	var obs, skipped []string
 	var changes []Change
 	judged := 0
-	cpus := onlineCPUs(s)
+	cpus := s.OnlineCPUs()
 	for _, nic := range nics {
 		tx := nic.TxQueues
 		switch {

@@ -195,7 +195,7 @@ func checkProcCPUsNUMA(ctx *Context) Result {
 	if len(p.CPUsAllowed) == 0 {
 		return naResult(fmt.Sprintf("%s (pid %d): allowed CPUs unknown", p.Comm, p.PID))
 	}
-	local := nodeCPUs(s, nic.NUMANode)
+	local := s.NodeCPUs(nic.NUMANode)
 	obs := fmt.Sprintf("%s (pid %d, %s) allowed on CPUs %s (nodes %s); %s is on node %d (CPUs %s)",
 		p.Comm, p.PID, countOf(int(p.Threads), "thread"), cpuset.FormatList(p.CPUsAllowed), cpuset.FormatList(nodesOf(s, p.CPUsAllowed)),
 		nic.Name, nic.NUMANode, cpuset.FormatList(local))

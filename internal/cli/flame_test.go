@@ -44,19 +44,41 @@ func TestFlameFoldCLIMatchesReference(t *testing.T) {
 
 func TestFlameFoldCLIRejectsBadInput(t *testing.T) {
 	for name, c := range map[string]struct {
-		in   string
-		code int
-		msg  string
+		in    string
+		code  int
+		msg   string
+		lines int
 	}{
-		"empty":     {"", clierr.Usage, "no samples"},
-		"garbage":   {"GET / HTTP/1.1\nHost: x\n", clierr.Usage, "not perf script output"},
-		"truncated": {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 ma", clierr.Usage, "truncated"},
-		"cut line":  {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 main (/x\n\n", clierr.Usage, "not understood"},
+		"empty":   {"", clierr.Usage, "no samples", 1},
+		"garbage": {"GET / HTTP/1.1\nHost: x\n", clierr.Usage, "not perf script output", 1},
+		// Folded as far as it goes, with warnings (inferno folds it too).
+		"truncated": {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 ma", 0, "warning: the input ends in the middle of a line", 2},
+		"cut line":  {"a 1 [000] 1.0: 1 cpu-clock:\n\t1 f (/x)\n\t2 main (/x\n\n", 0, "warning: skipped 1 line that is not perf script", 1},
 	} {
 		code, _, stderr := runCLIWith(t, nil, strings.NewReader(c.in), nil, "flame", "fold")
-		if code != c.code || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+		if code != c.code || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != c.lines {
 			t.Errorf("%s: code %d, stderr %q", name, code, stderr)
 		}
+	}
+}
+
+// inferno's own odd inputs (testdata/inferno, see ORIGIN.md): fold folds
+// them as inferno does and exits 0 with one warning, as its help says;
+// only an input without samples exits 2.
+func TestFlameFoldCLIInfernoOddInputs(t *testing.T) {
+	for _, name := range []string{"weird-stack-line", "empty-line"} {
+		code, out, stderr := runCLIWith(t, nil, nil, nil, "flame", "fold", foldData+"inferno/"+name+".txt")
+		if code != 0 || out != "inline-counter;main 250000\n" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "warning: skipped 1 line") {
+			t.Errorf("%s: code %d, stdout %q, stderr %q", name, code, out, stderr)
+		}
+	}
+	code, out, stderr := runCLIWith(t, nil, nil, nil, "flame", "fold", foldData+"inferno/no-events.txt")
+	if code != clierr.Usage || out != "" || !strings.Contains(stderr, "no samples") {
+		t.Errorf("no-events: code %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	code, out, _ = runCLIWith(t, nil, nil, nil, "flame", "fold", "--help")
+	if code != 0 || !strings.Contains(out, "0 stacks folded") || !strings.Contains(out, "byte-identical to inferno-collapse-perf") || strings.Contains(out, "except that the last") {
+		t.Errorf("help should state the exit codes and the parity it has:\n%s", out)
 	}
 }
 

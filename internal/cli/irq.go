@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
@@ -43,20 +42,13 @@ type irqView struct {
 type irqCPU struct {
 	IRQ     int    `json:"irq"`
 	Name    string `json:"name"`
-	CPUs    string `json:"cpus"`
-	OffNode bool   `json:"off_node"` // affinity includes CPUs outside the NIC's NUMA node
+	CPUs    string `json:"cpus"`     // affinity mask (smp_affinity_list)
+	Landing string `json:"landing"`  // where it is delivered: snapshot.IRQ.Landing
+	OffNode bool   `json:"off_node"` // lands on CPUs outside the NIC's NUMA node
 	Total   uint64 `json:"total"`
 }
 
 func irqViews(s *snapshot.Snapshot, dev string) ([]irqView, error) {
-	byNum := map[string]snapshot.IRQ{}
-	for _, q := range s.IRQs {
-		byNum[q.Number] = q
-	}
-	node := map[int][]int{}
-	for _, n := range s.CPU.NUMA {
-		node[n.ID] = n.CPUs
-	}
 	var out []irqView
 	for _, nic := range s.Net.Interfaces {
 		if dev != "" && nic.Name != dev {
@@ -67,16 +59,12 @@ func irqViews(s *snapshot.Snapshot, dev string) ([]irqView, error) {
 		}
 		v := irqView{NIC: nic.Name, Driver: nic.Driver, NUMANode: nic.NUMANode, RxQueues: len(nic.RxQueues), TxQueues: len(nic.TxQueues),
 			Irqbalance: s.Services["irqbalance"].Running, Channels: nic.Channels}
-		if cpus, ok := node[nic.NUMANode]; ok {
+		if cpus := s.NodeCPUs(nic.NUMANode); cpus != nil {
 			v.NodeCPUs = cpuset.FormatList(cpus)
 		}
-		for _, n := range nic.IRQs {
-			q := byNum[strconv.Itoa(n)]
-			ic := irqCPU{IRQ: n, Name: q.Actions, CPUs: cpuset.FormatList(q.Affinity), Total: q.Total}
-			if cpus, ok := node[nic.NUMANode]; ok && nic.NUMANode >= 0 {
-				ic.OffNode = !cpuset.Contains(cpus, q.Affinity)
-			}
-			v.IRQs = append(v.IRQs, ic)
+		for _, q := range s.NICIRQs(nic).IRQs {
+			v.IRQs = append(v.IRQs, irqCPU{IRQ: q.Number, Name: q.IRQ.Actions, CPUs: cpuset.FormatList(q.IRQ.Affinity),
+				Landing: cpuset.FormatList(q.Landing), OffNode: q.OffNode, Total: q.IRQ.Total})
 		}
 		for _, q := range nic.RxQueues {
 			v.RPS = append(v.RPS, q.Name+"="+q.RPS)
@@ -156,6 +144,9 @@ func printIrqViews(w io.Writer, views []irqView, st termfmt.Style) {
 			if q.OffNode {
 				mark = st.Yellow("  off the NIC's node")
 			}
+			if q.Landing != q.CPUs && q.Landing != "" {
+				mark = "  lands on " + q.Landing + mark
+			}
 			fmt.Fprintf(w, "  IRQ %-5d %-28s CPUs %-10s %12d interrupts%s\n", q.IRQ, q.Name, q.CPUs, q.Total, mark)
 		}
 		fmt.Fprintf(w, "  RPS %s\n  XPS %s\n", strings.Join(v.RPS, " "), strings.Join(v.XPS, " "))
@@ -166,18 +157,19 @@ func newIrqPinCmd(e *env) *cobra.Command {
 	var root, cpus string
 	var rps, xps, yes bool
 	cmd := &cobra.Command{
-		Use:   "pin DEV --cpus LIST",
+		Use:   "pin DEV [--cpus LIST]",
 		Short: "Spread a NIC's IRQs over CPUs (one each), optionally set RPS/XPS; journaled like tune",
 		Example: `  perflab irq pin eth0 --cpus 68-71 --yes
   perflab irq pin eth0 --cpus 4-7 --rps --xps --yes   # then: perflab tune revert`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cpus == "" {
-				return clierr.Usagef("e.g. --cpus 4-7 (one IRQ per CPU; see 'perflab irq show "+args[0]+"' for the NIC's NUMA node)", "--cpus is required")
-			}
-			list, err := cpuset.ParseList(cpus)
-			if err != nil || len(list) == 0 {
-				return clierr.Usagef("e.g. --cpus 4-7 or --cpus 0,2,4", "bad --cpus %q", cpus)
+			var list []int // empty: the online CPUs of the NIC's NUMA node (tune.PinCPUs)
+			if cpus != "" {
+				l, err := cpuset.ParseList(cpus)
+				if err != nil || len(l) == 0 {
+					return clierr.Usagef("e.g. --cpus 4-7 or --cpus 0,2,4", "bad --cpus %q", cpus)
+				}
+				list = l
 			}
 			s, fs, err := collectRoot(root, 0)
 			if err != nil {
@@ -208,7 +200,7 @@ func newIrqPinCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
-	cmd.Flags().StringVar(&cpus, "cpus", "", "CPUs to spread the IRQs over, e.g. 68-71 (pick the NIC's NUMA node)")
+	cmd.Flags().StringVar(&cpus, "cpus", "", "CPUs to spread the IRQs over, e.g. 68-71 (default: the online CPUs of the NIC's NUMA node)")
 	cmd.Flags().BoolVar(&rps, "rps", false, "also steer receive processing of every rx queue to these CPUs")
 	cmd.Flags().BoolVar(&xps, "xps", false, "also map tx queue i to the i-th CPU")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "apply without asking")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/monitor"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
@@ -385,39 +386,32 @@ var monitorColumns = []monitorColumn{
 	{"major faults", "majflt", "/s", optF(func(p run.MonitorPoint) *float64 { return p.MajFaultsPerS })},
 	{"reclaim scan", "pgscan", "pages/s", optF(func(p run.MonitorPoint) *float64 { return p.PgScanPerS })},
 	{"direct reclaim", "stall", "allocstalls/s", optF(func(p run.MonitorPoint) *float64 { return p.AllocStallsPerS })},
-	// Exact per-interval pressure where the run has it; stored runs from
-	// before it only have avg10, which lags by 10–20 s.
-	{"PSI cpu some", "psi.cpu", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSICPUPct })},
-	{"PSI memory some", "psi.mem", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSIMemoryPct })},
-	{"PSI io some", "psi.io", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSIIOPct })},
-	{"PSI cpu some", "psi.cpu", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSICPU }, func(p run.MonitorPoint) bool { return p.PSICPUPct == nil })},
-	{"PSI memory some", "psi.mem", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIMemory }, func(p run.MonitorPoint) bool { return p.PSIMemoryPct == nil })},
-	{"PSI io some", "psi.io", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIIO }, func(p run.MonitorPoint) bool { return p.PSIIOPct == nil })},
+	// Pressure as monitor.Field reads it: the exact per-interval share, or
+	// avg10 for runs stored before it existed.
+	{"PSI cpu some", "psi.cpu", "% of time", nil},
+	{"PSI memory some", "psi.mem", "% of time", nil},
+	{"PSI io some", "psi.io", "% of time", nil},
 }
 
-// avg10 shows the decaying average only for points stored before the
-// exact share existed. A newer point without the share had no PSI (the
-// kernel lacks it, or the read failed), and its avg10 is a placeholder 0,
-// not a measurement.
-func avg10(f func(run.MonitorPoint) float64, noPct func(run.MonitorPoint) bool) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) { return f(p), noPct(p) && !newerMonitor(p) }
-}
-
-// newerMonitor reports whether a point was recorded by a monitor that
-// leaves out what it could not read (nil, not 0): the one that added the
-// exact PSI share, page cache and vmstat fields. Any of them being present
-// says so; a host that lacks PSI still has /proc/meminfo.
-func newerMonitor(p run.MonitorPoint) bool {
-	return p.PSICPUPct != nil || p.PSIMemoryPct != nil || p.PSIIOPct != nil ||
-		p.PageCacheKiB != nil || p.DirtyKiB != nil || p.WritebackKiB != nil ||
-		p.PgpgInKiBPerS != nil || p.PgpgOutKiBPerS != nil || p.MajFaultsPerS != nil ||
-		p.PgScanPerS != nil || p.PgScanDirectPerS != nil || p.PgStealPerS != nil || p.AllocStallsPerS != nil
-}
+// monitorFieldOf names the monitor.Field behind a column whose get is nil:
+// read the one way (exact share, or avg10 for old runs), get and, for the
+// fallback, unit come from it.
+var monitorFieldOf = map[string]string{"psi.cpu": "psi_cpu_pct", "psi.mem": "psi_memory_pct", "psi.io": "psi_io_pct"}
 
 // presentColumns are the columns at least one point of the series has.
 func presentColumns(points []run.MonitorPoint) []monitorColumn {
 	var out []monitorColumn
 	for _, c := range monitorColumns {
+		if c.get == nil {
+			name := monitorFieldOf[c.short]
+			f, ok := monitor.MustField(name).In(points)
+			if !ok {
+				continue
+			}
+			if c.get = f.Get; f.Name != name {
+				c.unit = f.Unit
+			}
+		}
 		for _, p := range points {
 			if _, ok := c.get(p); ok {
 				out = append(out, c)

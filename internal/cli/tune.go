@@ -318,7 +318,11 @@ func newTuneStatusCmd(e *env) *cobra.Command {
 					fmt.Fprintf(w, "#%d %s  %s\n", t.ID, t.Time.Format("2006-01-02 15:04:05Z"), t.Source)
 					for _, en := range j.Entries {
 						if en.Txn == t.ID {
-							fmt.Fprintf(w, "   %-8s %s: %s → %s\n", en.State, en.Change.Target, en.Old, en.New)
+							where := ""
+							if why := en.Elsewhere(); why != "" {
+								where = "  (" + why + ")"
+							}
+							fmt.Fprintf(w, "   %-8s %s: %s → %s%s\n", en.State, en.Change.Target, en.Old, en.New, where)
 						}
 					}
 				}

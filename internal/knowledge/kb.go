@@ -119,7 +119,7 @@ var Base = []Entry{
 		Paths: []string{"limits", "sysctl.fs.file-max", "sysctl.fs.nr_open"},
 		Why:   "low file-descriptor limits cap connections and make servers fail under load"},
 	{ID: "run-params", Title: "benchmark parameters", Weight: 3, Areas: []Area{All},
-		Paths: []string{"run[*].params", "run[*].cpus", "run[*].command"},
+		Paths: []string{"run[*].params", "run[*].cpus"},
 		Why:   "the runs were not measured the same way: different parameters or CPU placement change results by themselves"},
 	{ID: "run-tool", Title: "tool version", Weight: 2, Areas: []Area{All},
 		Paths: []string{"run[*].tool_version", "run[*].tool"},

@@ -29,18 +29,13 @@ func Warnings(points []run.MonitorPoint) []string {
 	if len(points) == 0 {
 		return nil
 	}
-	var steal, iowait, rq float64
-	for _, p := range points {
-		steal += p.StealPct
-		iowait += p.IOWaitPct
-		rq += float64(p.RunQueue)
-	}
-	n := float64(len(points))
-	steal, iowait, rq = steal/n, iowait/n, rq/n
-	psiCPU := pressure(points, func(p run.MonitorPoint) (*float64, float64) { return p.PSICPUPct, p.PSICPU })
-	psiMem := pressure(points, func(p run.MonitorPoint) (*float64, float64) { return p.PSIMemoryPct, p.PSIMemory })
-	stalls, _ := meanOf(points, func(p run.MonitorPoint) *float64 { return p.AllocStallsPerS })
-	direct, _ := meanOf(points, func(p run.MonitorPoint) *float64 { return p.PgScanDirectPerS })
+	steal := mean(points, "steal_pct")
+	iowait := mean(points, "iowait_pct")
+	rq := mean(points, "procs_running")
+	psiCPU := mean(points, "psi_cpu_pct")
+	psiMem := mean(points, "psi_memory_pct")
+	stalls := mean(points, "allocstall_per_s")
+	direct := mean(points, "pgscan_direct_per_s")
 	var out []string
 	if steal > warnStealPct {
 		out = append(out, fmt.Sprintf("host busy: %.1f%% CPU steal on average — the hypervisor ran other guests on these CPUs; results vary with the neighbours", steal))
@@ -60,33 +55,14 @@ func Warnings(points []run.MonitorPoint) []string {
 	return out
 }
 
-// pressure is the mean of a PSI series: the exact share over the points
-// that have it, or the avg10 over all points when none has.
-func pressure(points []run.MonitorPoint, get func(run.MonitorPoint) (exact *float64, avg10 float64)) float64 {
-	if m, ok := meanOf(points, func(p run.MonitorPoint) *float64 { e, _ := get(p); return e }); ok {
-		return m
+// mean is the mean of a field over the points that recorded it, read the
+// one way every reader does (Field.In: the exact PSI share, or avg10 for
+// runs stored before it); 0 when the series has neither.
+func mean(points []run.MonitorPoint, name string) float64 {
+	f, ok := MustField(name).In(points)
+	if !ok {
+		return 0
 	}
-	var sum float64
-	for _, p := range points {
-		_, a := get(p)
-		sum += a
-	}
-	return sum / float64(len(points))
-}
-
-// meanOf is the mean of an optional field over the points that recorded
-// it; ok is false when none did.
-func meanOf(points []run.MonitorPoint, get func(run.MonitorPoint) *float64) (mean float64, ok bool) {
-	var sum float64
-	n := 0
-	for _, p := range points {
-		if v := get(p); v != nil {
-			sum += *v
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return sum / float64(n), true
+	m, _ := f.Mean(points)
+	return m
 }

@@ -32,7 +32,7 @@ func collectBlock(c *collector) {
 	for _, name := range names {
 		size, err := bfs.SysBlockDeviceSize(name)
 		if err != nil {
-			c.missErr("block."+name+".size_bytes", "/sys/block/"+name+"/size", err)
+			c.missErr(ElemPath("block", name, "size_bytes"), "/sys/block/"+name+"/size", err)
 		}
 		dev := BlockDevice{Name: name, SizeBytes: int64(size)}
 		if p, err := c.fs.Resolve("/sys/block/" + name); err == nil {
@@ -71,16 +71,16 @@ func collectBlock(c *collector) {
 // and no nr_requests: that is a fact about it, so it is recorded too.
 func blockQueueByFile(c *collector, dev *BlockDevice) {
 	q := "/sys/block/" + dev.Name + "/queue/"
-	fact := "block." + dev.Name + "."
+	fact := ElemPath("block", dev.Name, "")
 	if v, err := c.fs.ReadInt(q + "rotational"); err == nil {
 		dev.Rotational = v == 1
 	} else {
-		c.missErr(fact+"rotational", q+"rotational", err)
+		c.missErr(fact+".rotational", q+"rotational", err)
 	}
 	if s, err := c.fs.ReadString(q + "scheduler"); err == nil {
 		dev.Scheduler, dev.Schedulers = parseScheduler(s)
 	} else {
-		c.missErr(fact+"scheduler", q+"scheduler", err)
+		c.missErr(fact+".scheduler", q+"scheduler", err)
 	}
 	for _, f := range []struct {
 		file, fact string
@@ -93,13 +93,13 @@ func blockQueueByFile(c *collector, dev *BlockDevice) {
 		if v, err := c.fs.ReadInt(q + f.file); err == nil {
 			*f.dst = v
 		} else {
-			c.missErr(fact+f.fact, q+f.file, err)
+			c.missErr(fact+"."+f.fact, q+f.file, err)
 		}
 	}
 	if s, err := c.fs.ReadString(q + "write_cache"); err == nil {
 		dev.WriteCache = s
 	} else {
-		c.missErr(fact+"write_cache", q+"write_cache", err)
+		c.missErr(fact+".write_cache", q+"write_cache", err)
 	}
 }
 

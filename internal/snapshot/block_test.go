@@ -65,9 +65,9 @@ func TestBlockFallbackPerFile(t *testing.T) {
 	wantEq(t, "read-ahead still read", sda.ReadAheadKiB, int64(128))
 	wantEq(t, "write cache still read", sda.WriteCache, "write through")
 	wantEq(t, "rotational still read", sda.Rotational, true)
-	wantMissing(t, s, "block.sda.scheduler", "does not exist")
-	wantMissing(t, s, "block.sda.nr_requests", "does not exist")
-	wantPresent(t, s, "block.nvme0n1")
+	wantMissing(t, s, "block[sda].scheduler", "does not exist")
+	wantMissing(t, s, "block[sda].nr_requests", "does not exist")
+	wantPresent(t, s, "block[nvme0n1]")
 }
 
 func TestBlockUnavailable(t *testing.T) {

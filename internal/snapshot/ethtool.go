@@ -56,7 +56,7 @@ var offloadsOfInterest = []string{
 }
 
 func (q *nicQuerier) query(c *collector, nic *NIC) {
-	fact := "net.interfaces." + nic.Name
+	fact := ElemPath("net.interfaces", nic.Name, "")
 	if !q.open {
 		for _, f := range []string{"channels", "rings", "offloads"} {
 			c.miss(fact+"."+f, q.why)

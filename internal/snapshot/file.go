@@ -81,26 +81,47 @@ func (s *Snapshot) Encode(w io.Writer) error {
 }
 
 // Missing returns why a fact is unavailable, or "" when it is present. A
-// fact is also missing when any parent path is ("cpu" covers "cpu.governors").
+// fact is also missing when any parent path is ("cpu" covers "cpu.governors",
+// "net.interfaces" and "net.interfaces[eth0.100]" cover
+// "net.interfaces[eth0.100].mtu").
 func (s *Snapshot) Missing(fact string) string {
-	for f := fact; f != ""; {
+	for f := fact; f != ""; f = parentPath(f) {
 		if r, ok := s.Unavailable[f]; ok {
 			return r
 		}
-		i := lastDot(f)
-		if i < 0 {
-			break
-		}
-		f = f[:i]
 	}
 	return ""
 }
 
-func lastDot(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '.' {
-			return i
+// parentPath drops a path's last segment: a field ("a.b" → "a") or an
+// array key ("a[x.y]" → "a"), whose key may contain dots; "" at the root.
+func parentPath(p string) string {
+	depth := 0
+	for i := len(p) - 1; i >= 0; i-- {
+		switch p[i] {
+		case ']':
+			depth++
+		case '[':
+			depth--
+			if depth == 0 {
+				return p[:i]
+			}
+		case '.':
+			if depth == 0 {
+				return p[:i]
+			}
 		}
 	}
-	return -1
+	return ""
+}
+
+// ElemPath is the fact path of a field of one element of an array of
+// objects: ElemPath("net.interfaces", "eth0", "mtu") is
+// "net.interfaces[eth0].mtu", the form compare's diff and Missing use.
+// field may be "" for the element itself.
+func ElemPath(list, key, field string) string {
+	if field == "" {
+		return list + "[" + key + "]"
+	}
+	return list + "[" + key + "]." + field
 }

@@ -55,7 +55,7 @@ func TestIOLive(t *testing.T) {
 			continue
 		}
 		// ethtool answered, or said why not.
-		if n.Channels == nil && s.Missing("net.interfaces."+n.Name+".channels") == "" {
+		if n.Channels == nil && s.Missing(ElemPath("net.interfaces", n.Name, "channels")) == "" {
 			t.Errorf("%s: no channels and no reason", n.Name)
 		}
 	}

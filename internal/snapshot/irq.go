@@ -35,7 +35,7 @@ func collectIRQ(c *collector) {
 	}
 	haveIRQDir := c.fs.Exists("/proc/irq")
 	if !haveIRQDir {
-		c.miss("irqs.affinity", "/proc/irq does not exist on this host")
+		c.miss("irqs[*].affinity", "/proc/irq does not exist on this host")
 	}
 	irqs := make([]IRQ, 0, len(ints))
 	for name, in := range ints {
@@ -98,9 +98,9 @@ func readIRQAffinity(c *collector, irq *IRQ) {
 	dir := "/proc/irq/" + irq.Number + "/"
 	s, err := c.fs.ReadString(dir + "smp_affinity_list")
 	if err != nil {
-		c.missErr("irqs."+irq.Number+".affinity", dir+"smp_affinity_list", err)
+		c.missErr(ElemPath("irqs", irq.Number, "affinity"), dir+"smp_affinity_list", err)
 	} else if cpus, err := cpuset.ParseList(s); err != nil {
-		c.miss("irqs."+irq.Number+".affinity", err.Error())
+		c.miss(ElemPath("irqs", irq.Number, "affinity"), err.Error())
 	} else {
 		irq.Affinity = cpus
 	}

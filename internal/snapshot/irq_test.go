@@ -63,14 +63,14 @@ func TestIRQUnavailable(t *testing.T) {
 	wantEq(t, "irqs", len(s.IRQs), 0)
 
 	s = runAreas(t, tree(t, "metal", map[string]string{"/proc/irq": fixture.Delete}), Options{}, collectIRQ)
-	wantMissing(t, s, "irqs.affinity", "/proc/irq")
+	wantMissing(t, s, "irqs[*].affinity", "/proc/irq")
 	if q := irqNamed(s, "101"); q == nil || q.Affinity != nil || q.Total == 0 {
 		t.Errorf("without /proc/irq the counts stay and affinity is empty: %+v", q)
 	}
 
 	s = runAreas(t, tree(t, "metal", map[string]string{"/proc/irq/104/smp_affinity_list": "0-3,x"}), Options{}, collectIRQ)
-	wantMissing(t, s, "irqs.104.affinity", "bad CPU list")
-	wantPresent(t, s, "irqs.103.affinity")
+	wantMissing(t, s, "irqs[104].affinity", "bad CPU list")
+	wantPresent(t, s, "irqs[103].affinity")
 }
 
 func TestIRQCorruptFileIsUnavailableNotPanic(t *testing.T) {

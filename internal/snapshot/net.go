@@ -41,9 +41,9 @@ func collectInterfaces(c *collector) {
 		// snapshot); its attribute parser is used for the three needed.
 		ci := sysfs.NetClassIface{Name: name}
 		dir := c.fs.Path("/sys/class/net/" + name)
-		for _, attr := range []string{"mtu", "operstate", "speed"} {
-			if err := sysfs.ParseNetClassAttribute(dir, attr, &ci); err != nil {
-				c.miss("net.interfaces."+name+"."+attr, err.Error())
+		for _, attr := range []struct{ file, fact string }{{"mtu", "mtu"}, {"operstate", "operstate"}, {"speed", "speed_mbps"}} {
+			if err := sysfs.ParseNetClassAttribute(dir, attr.file, &ci); err != nil {
+				c.miss(ElemPath("net.interfaces", name, attr.fact), err.Error())
 			}
 		}
 		nic := nicFromClass(c, ci)
@@ -128,7 +128,7 @@ func nicNUMANode(c *collector, nic *NIC) int {
 		}
 	}
 	if err != nil {
-		c.missErr("net.interfaces."+nic.Name+".numa_node", p, err)
+		c.missErr(ElemPath("net.interfaces", nic.Name, "numa_node"), p, err)
 		return -1
 	}
 	return int(n)
@@ -140,7 +140,8 @@ func nicQueues(c *collector, name string) (rx, tx []Queue) {
 	dir := "/sys/class/net/" + name + "/queues"
 	ents, err := c.fs.ReadDir(dir)
 	if err != nil {
-		c.missErr("net.interfaces."+name+".queues", dir, err)
+		c.missErr(ElemPath("net.interfaces", name, "rx_queues"), dir, err)
+		c.missErr(ElemPath("net.interfaces", name, "tx_queues"), dir, err)
 		return nil, nil
 	}
 	for _, e := range ents {
@@ -152,7 +153,7 @@ func nicQueues(c *collector, name string) (rx, tx []Queue) {
 			if s, err := c.fs.ReadString(qdir + "/rps_cpus"); err == nil {
 				q.RPS = s
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				c.missErr("net.interfaces."+name+".queues."+n+".rps_cpus", qdir+"/rps_cpus", err)
+				c.missErr(ElemPath("net.interfaces", name, "rx_queues["+n+"].rps_cpus"), qdir+"/rps_cpus", err)
 			}
 			if v, err := c.fs.ReadInt(qdir + "/rps_flow_cnt"); err == nil {
 				q.RPSFlowCnt = v
@@ -165,7 +166,7 @@ func nicQueues(c *collector, name string) (rx, tx []Queue) {
 			if s, err := c.fs.ReadString(qdir + "/xps_cpus"); err == nil {
 				q.XPS = s
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				c.missErr("net.interfaces."+name+".queues."+n+".xps_cpus", qdir+"/xps_cpus", err)
+				c.missErr(ElemPath("net.interfaces", name, "tx_queues["+n+"].xps_cpus"), qdir+"/xps_cpus", err)
 			}
 			tx = append(tx, q)
 		}

@@ -39,9 +39,9 @@ func TestNetMetal(t *testing.T) {
 	wantEq(t, "lo numa", lo.NUMANode, -1)
 	wantEq(t, "lo speed", lo.SpeedMbps, int64(-1))
 
-	wantMissing(t, s, "net.interfaces.eth0.channels", "live host")
-	wantMissing(t, s, "net.interfaces.eth0.rings", "live host")
-	if r := s.Missing("net.interfaces.lo.channels"); r != "" {
+	wantMissing(t, s, "net.interfaces[eth0].channels", "live host")
+	wantMissing(t, s, "net.interfaces[eth0].rings", "live host")
+	if r := s.Missing("net.interfaces[lo].channels"); r != "" {
 		t.Errorf("ethtool is not asked about virtual lo, but lo.channels is unavailable: %s", r)
 	}
 
@@ -74,7 +74,7 @@ func TestNetKVMVirtio(t *testing.T) {
 	// virtio2-config, -input.0, -output.0: by msi_irqs and by virtio2- names.
 	wantEq(t, "irqs", eth.IRQs, []int{37, 38, 39})
 	wantEq(t, "single tx queue has no xps", eth.TxQueues[0].XPS, "")
-	wantPresent(t, s, "net.interfaces.eth0.queues")
+	wantPresent(t, s, "net.interfaces[eth0].rx_queues")
 	// No /proc/modules on this kernel: netfilter modules come from /sys/module.
 	if len(s.Net.Conntrack.Netfilter) == 0 || s.Net.Conntrack.Netfilter[0] != "nf_conntrack" {
 		t.Errorf("netfilter modules from /sys/module = %v", s.Net.Conntrack.Netfilter)
@@ -90,7 +90,7 @@ func TestNetUnavailable(t *testing.T) {
 	})
 	s := runAreas(t, fs, Options{}, collectIRQ, collectNet)
 	wantEq(t, "numa node", nicNamed(s, "eth0").NUMANode, -1)
-	wantMissing(t, s, "net.interfaces.eth0.numa_node", "numa_node does not exist")
+	wantMissing(t, s, "net.interfaces[eth0].numa_node", "numa_node does not exist")
 	wantMissing(t, s, "net.sockets", "sockstat")
 	wantMissing(t, s, "net.conntrack.count", "nf_conntrack_count")
 	wantPresent(t, s, "net.conntrack.max")
@@ -187,7 +187,7 @@ func TestEthtoolQuery(t *testing.T) {
 	if nic.Channels != nil {
 		t.Error("channels set although the driver refused")
 	}
-	wantMissing(t, s, "net.interfaces.eth1.channels", "ethtool -l eth1: the driver does not support it")
+	wantMissing(t, s, "net.interfaces[eth1].channels", "ethtool -l eth1: the driver does not support it")
 	wantMissing(t, &Snapshot{Unavailable: map[string]string{"x": ethtoolReason("ethtool -g x", unix.EPERM)}}, "x", "run as root")
 	if r := ethtoolReason("ethtool -k x", errors.New("boom")); r != "ethtool -k x: boom" {
 		t.Errorf("reason = %q", r)

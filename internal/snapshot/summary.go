@@ -183,10 +183,12 @@ func (t *textWriter) kernel() {
 }
 
 func (t *textWriter) net(s *Snapshot) {
+	// Where each IRQ lands (IRQ.Landing), as irq show and the audit say.
 	irqAff := map[int][]int{}
+	online := s.OnlineCPUs()
 	for _, q := range s.IRQs {
 		if n, err := strconv.Atoi(q.Number); err == nil {
-			irqAff[n] = q.Affinity
+			irqAff[n] = q.Landing(online)
 		}
 	}
 	label := "net"
@@ -237,9 +239,9 @@ func (t *textWriter) net(s *Snapshot) {
 	t.line(label, conn, sock)
 }
 
-// txtIRQAffinity groups IRQs by their affinity, largest group first:
-// "101-108 on CPUs 0-3, 100 on CPUs 0-7", so the queue vectors' placement
-// is not hidden behind a misc vector allowed everywhere.
+// txtIRQAffinity groups IRQs by the CPUs they land on (IRQ.Landing),
+// largest group first: "101,105 on CPUs 0, …, 100 on CPUs 4", so the queue
+// vectors' placement is not hidden behind a misc vector allowed everywhere.
 func txtIRQAffinity(irqs []int, aff map[int][]int) string {
 	groups := map[string][]int{}
 	for _, i := range irqs {

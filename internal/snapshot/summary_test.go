@@ -22,7 +22,7 @@ func TestWriteTextMetal(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"taken 2025-03-01 12:00:00 UTC",
-		"eth0  i40e 0000:af:00.0  up  25000 Mb/s  MTU 1500  node 1  8 rx/8 tx queues  RPS off  9 IRQs 101-108 on CPUs 0-3, 100 on CPUs 0-7",
+		"eth0  i40e 0000:af:00.0  up  25000 Mb/s  MTU 1500  node 1  8 rx/8 tx queues  RPS off  9 IRQs 101,105 on CPUs 0, 102,106 on CPUs 1, 103,107 on CPUs 2, 104,108 on CPUs 3, 100 on CPUs 4",
 		"conntrack 241877/262144 entries (92%)",
 		"sda  DELL PERC H730P Mini  1.1 TiB  rotational  sched mq-deadline  read-ahead 128 KiB  nr_requests 256  write through",
 		"nvme0n1",

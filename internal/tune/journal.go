@@ -35,6 +35,9 @@ type Entry struct {
 	Old    string       `json:"old"` // read from the host just before writing
 	New    string       `json:"new"`
 	State  string       `json:"state"`
+	// NS is the namespaces the write reached (netns for net knobs, mntns
+	// for /sys): revert and verify act on the entry only there.
+	NS
 }
 
 // Txn is one apply (or irq pin) and what asked for it.

@@ -15,9 +15,21 @@ type PinOptions struct {
 	XPS bool // map tx queue i to CPU i (mod the list), as seed 002 did
 }
 
+// PinCPUs is where a NIC's interrupts belong by default: the online CPUs of
+// its NUMA node (snapshot.NICIRQs, the same interpretation irq show and the
+// IRQ-NUMA-AFFINITY rule use), or every online CPU when the platform names
+// no node for it.
+func PinCPUs(s *snapshot.Snapshot, nic snapshot.NIC) []int {
+	if local := s.NICIRQs(nic).Local; len(local) > 0 {
+		return local
+	}
+	return s.OnlineCPUs()
+}
+
 // PinPlan spreads a NIC's IRQs one per CPU over cpus (round-robin, in IRQ
 // order), the binding seed 002's bind_irqs_affinity_list.sh did by hand, and
-// optionally sets RPS/XPS masks. Pure: it reads only the snapshot.
+// optionally sets RPS/XPS masks. With no cpus it uses PinCPUs. Pure: it
+// reads only the snapshot.
 func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan, error) {
 	var nic *snapshot.NIC
 	for i := range s.Net.Interfaces {
@@ -29,7 +41,10 @@ func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan
 		return Plan{}, fmt.Errorf("no network interface %q on this host", dev)
 	}
 	if len(cpus) == 0 {
-		return Plan{}, fmt.Errorf("no CPUs given")
+		cpus = PinCPUs(s, *nic)
+	}
+	if len(cpus) == 0 {
+		return Plan{}, fmt.Errorf("the snapshot lists no online CPU to pin %s to; pass the CPUs", dev)
 	}
 	online := s.CPU.Online
 	if len(online) > 0 && !cpuset.Contains(online, cpus) {
@@ -39,18 +54,13 @@ func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan
 	if len(nic.IRQs) == 0 && !opt.RPS && !opt.XPS {
 		return p, fmt.Errorf("%s has no IRQs of its own (a virtual device?); use --rps/--xps to steer it in software", dev)
 	}
-	affinity := map[string][]int{}
-	for _, irq := range s.IRQs {
-		affinity[irq.Number] = irq.Affinity
-	}
-	for i, irq := range nic.IRQs {
-		n := strconv.Itoa(irq)
+	for i, q := range s.NICIRQs(*nic).IRQs {
 		cpu := cpus[i%len(cpus)]
 		p.Items = append(p.Items, Item{
 			Rule:  "IRQ-NUMA-AFFINITY",
-			Title: fmt.Sprintf("%s IRQ %d → CPU %d", dev, irq, cpu),
-			Change: audit.Change{Kind: audit.KindFile, Target: "/proc/irq/" + n + "/smp_affinity_list",
-				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(affinity[n])},
+			Title: fmt.Sprintf("%s IRQ %d → CPU %d", dev, q.Number, cpu),
+			Change: audit.Change{Kind: audit.KindFile, Target: "/proc/irq/" + strconv.Itoa(q.Number) + "/smp_affinity_list",
+				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(q.IRQ.Affinity)},
 		})
 	}
 	nr := len(online)

@@ -54,10 +54,32 @@ func TestPinPlanErrors(t *testing.T) {
 	}{
 		{"eth9", []int{1}, "no network interface"},
 		{"eth0", []int{9}, "not all online"},
-		{"eth0", nil, "no CPUs"},
 	} {
 		if _, err := PinPlan(s, tc.dev, tc.cpus, PinOptions{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("PinPlan(%s, %v) = %v, want %q", tc.dev, tc.cpus, err, tc.want)
 		}
+	}
+	s.CPU.Online = nil
+	if _, err := PinPlan(s, "eth0", nil, PinOptions{}); err == nil || !strings.Contains(err.Error(), "no online CPU") {
+		t.Errorf("PinPlan without CPUs on a snapshot without online CPUs = %v", err)
+	}
+}
+
+// Without --cpus the IRQs go to the online CPUs of the NIC's node: CPU 6
+// is offline and takes none.
+func TestPinPlanDefaultsToNodeCPUs(t *testing.T) {
+	s := pinSnapshot()
+	s.CPU.Online = []int{0, 1, 2, 3, 4, 5, 7}
+	s.CPU.NUMA = []snapshot.NUMANode{{ID: 0, CPUs: []int{0, 1, 2, 3}}, {ID: 1, CPUs: []int{4, 5, 6, 7}}}
+	p, err := PinPlan(s, "eth0", nil, PinOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range p.Items {
+		got = append(got, it.Change.Value)
+	}
+	if strings.Join(got, ",") != "4,5,7" {
+		t.Errorf("default pin CPUs = %v, want 4,5,7", got)
 	}
 }

@@ -114,6 +114,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 	} else if err := j.sameHost(machine, boot); err != nil {
 		return nil, err
 	}
+	here := currentNS()
 	txn := Txn{ID: len(j.Txns) + 1, Source: opt.Source, Workload: p.Workload, Time: time.Now().UTC()}
 	j.Txns = append(j.Txns, txn)
 
@@ -150,11 +151,13 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 			continue
 		}
 		// A knob perflab already changed keeps its original value: revert
-		// must go back to before perflab, not to an intermediate state.
-		if orig, ok := j.original(c); ok {
+		// must go back to before perflab, not to an intermediate state. The
+		// same net sysctl in another namespace is another knob.
+		ns := bind(c, here)
+		if orig, ok := j.original(c, ns); ok {
 			old = orig
 		}
-		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Change: c, Old: old, New: normalize(c.Value), State: Pending})
+		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Change: c, Old: old, New: normalize(c.Value), State: Pending, NS: ns})
 		if err := j.save(h); err != nil {
 			return nil, rollback(fmt.Errorf("journal: %v", err))
 		}
@@ -188,9 +191,9 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 	return applied, j.save(h)
 }
 
-func (j *Journal) original(c audit.Change) (string, bool) {
+func (j *Journal) original(c audit.Change, ns NS) (string, bool) {
 	for _, e := range j.Entries {
-		if e.Change.Kind == c.Kind && e.Change.Target == c.Target && e.State != Reverted {
+		if e.Change.Kind == c.Kind && e.Change.Target == c.Target && e.State != Reverted && e.NS.same(ns) {
 			return e.Old, true
 		}
 	}
@@ -275,7 +278,7 @@ func (h Host) Verify() ([]Drift, error) {
 	last := map[string]int{}
 	for i, e := range j.Entries {
 		if e.State == Applied {
-			last[string(e.Change.Kind)+"\x00"+e.Change.Target] = i
+			last[fmt.Sprintf("%s\x00%s\x00%d\x00%d", e.Change.Kind, e.Change.Target, e.NS.Net, e.NS.Mnt)] = i
 		}
 	}
 	idx := make([]int, 0, len(last))
@@ -283,9 +286,15 @@ func (h Host) Verify() ([]Drift, error) {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
+	here := currentNS()
 	for _, i := range idx {
 		e := j.Entries[i]
 		d := Drift{Rule: e.Rule, Kind: string(e.Change.Kind), Target: e.Change.Target, Expected: e.New}
+		if why := e.NS.elsewhere(here); why != "" {
+			d.Error = "applied in " + why + ": verify inside that namespace"
+			out = append(out, d)
+			continue
+		}
 		cur, err := read(fsys, e.Change)
 		if err != nil {
 			d.Error = hostfs.Reason(path(e.Change), err)
@@ -329,9 +338,18 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 		}
 	}
 	var failed []string
+	var skipped []Skipped
+	here := currentNS()
 	for i := len(j.Entries) - 1; i >= 0; i-- {
 		e := &j.Entries[i]
 		if e.State == Reverted {
+			continue
+		}
+		if why := e.NS.elsewhere(here); why != "" {
+			// Writing here would set this namespace's knob to the other
+			// namespace's old value, and leave the other one tuned.
+			skipped = append(skipped, Skipped{Entry: *e, Reason: "applied in " + why})
+			logf("skipped %s: applied in %s", e.Change.Target, why)
 			continue
 		}
 		if cur, err := read(fsys, e.Change); err == nil && cur == e.Old {
@@ -345,6 +363,17 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 		e.State = Reverted
 		logf("restored %s = %s", e.Change.Target, e.Old)
 		restored = append(restored, *e)
+	}
+	if len(skipped) > 0 {
+		// The journal stays, with the skipped entries and the persisted
+		// files, for the revert inside the other namespace.
+		if err := j.save(h); err != nil {
+			return restored, err
+		}
+		if len(failed) > 0 {
+			return restored, fmt.Errorf("could not restore %s; the journal is kept, fix the cause and run revert again; also %v", strings.Join(failed, "; "), &ErrOtherNamespace{Skipped: skipped})
+		}
+		return restored, &ErrOtherNamespace{Skipped: skipped}
 	}
 	for _, p := range j.Persisted {
 		full := fsys.Path(p.Path)

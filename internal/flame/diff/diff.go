@@ -12,31 +12,53 @@ package diff
 
 import (
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/internal/flame/folded"
 )
 
+// Options control how Join pairs the two profiles.
+type Options struct {
+	// Normalize scales the before counts so both profiles have the after
+	// total, so that widths and colours show changes in share rather
+	// than in profile length. Each scaled count is truncated toward zero,
+	// as difffolded.pl -n (int(count * total2 / total1)) and
+	// inferno-diff-folded --normalize do, so that the three agree.
+	Normalize bool
+	// StripHex replaces every "0x" followed by hex digits with "0x...",
+	// as difffolded.pl -s and inferno-diff-folded --strip-hex do, so that
+	// frames named by address (JIT code, stripped binaries) match across
+	// runs whose code was loaded at different addresses.
+	StripHex bool
+}
+
 // Join returns the differential profile of before and after: every stack
-// of either, with Before and Count (after). With normalize, the before
-// counts are scaled so both profiles have the after total, so that widths
-// and colours show changes in share rather than in profile length.
+// of either, with Before and Count (after).
 // Trailing blanks of a stack are not part of its identity (a frame named
 // "[unknown] " and "[unknown]" are the same), as in inferno-diff-folded.
-func Join(before, after *folded.Profile, normalize bool) *folded.Profile {
-	scale := 1.0
-	if tb, ta := before.Total(), after.Total(); normalize && tb > 0 {
-		scale = float64(ta) / float64(tb)
-	}
+func Join(before, after *folded.Profile, opt Options) *folded.Profile {
+	// Stacks are identified as the references identify them (trailing
+	// blanks trimmed, addresses stripped) before anything is counted, so
+	// stacks that become one are summed before they are normalized.
+	before, after = rekey(before, opt.StripHex), rekey(after, opt.StripHex)
+	// Both sides in the finer decimal scale (fractional counts).
+	scale := max(before.Scale, after.Scale)
+	before, after = atScale(before, scale), atScale(after, scale)
+	tb, ta := before.Total(), after.Total()
 	bc := func(c uint64) uint64 {
-		if scale == 1 {
+		if !opt.Normalize || tb == ta || tb == 0 {
 			return c
 		}
-		return uint64(math.Round(float64(c) * scale))
+		// The references' formula, int(count * total2 / total1), in the
+		// same floating-point order, on the counts' real values.
+		if scale == 0 {
+			return uint64(float64(c) * float64(ta) / float64(tb))
+		}
+		return uint64(folded.Value(c, scale)*float64(ta)/float64(tb)) * folded.Pow10(scale)
 	}
-	key := func(s string) string { return strings.TrimRight(s, " \t") }
-	out := &folded.Profile{Diff: true, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
+	out := &folded.Profile{Diff: true, Scale: scale, Stacks: make([]folded.Stack, 0, len(after.Stacks)+len(before.Stacks)/4)}
 	// Both sides are sorted (a Profile's invariant): merge them.
 	a, b := after.Stacks, before.Stacks
 	for len(a) > 0 || len(b) > 0 {
@@ -47,37 +69,23 @@ func Join(before, after *folded.Profile, normalize bool) *folded.Profile {
 		case len(b) == 0:
 			c = -1
 		default:
-			c = strings.Compare(key(a[0].Frames), key(b[0].Frames))
+			c = strings.Compare(a[0].Frames, b[0].Frames)
 		}
 		var s folded.Stack
 		switch {
 		case c < 0:
-			s = folded.Stack{Frames: key(a[0].Frames), Count: a[0].Count}
+			s = folded.Stack{Frames: a[0].Frames, Count: a[0].Count}
 			a = a[1:]
 		case c > 0:
-			s = folded.Stack{Frames: key(b[0].Frames), Before: bc(b[0].Count)}
+			s = folded.Stack{Frames: b[0].Frames, Before: bc(b[0].Count)}
 			b = b[1:]
 		default:
-			s = folded.Stack{Frames: key(a[0].Frames), Count: a[0].Count, Before: bc(b[0].Count)}
+			s = folded.Stack{Frames: a[0].Frames, Count: a[0].Count, Before: bc(b[0].Count)}
 			a, b = a[1:], b[1:]
 		}
 		out.Stacks = append(out.Stacks, s)
 	}
-	// Trimming can reorder or merge neighbours; restore the invariant.
-	if !slices.IsSortedFunc(out.Stacks, func(x, y folded.Stack) int { return strings.Compare(x.Frames, y.Frames) }) ||
-		hasAdjacentDup(out.Stacks) {
-		out.Sort()
-	}
 	return out
-}
-
-func hasAdjacentDup(s []folded.Stack) bool {
-	for i := 1; i < len(s); i++ {
-		if s[i].Frames == s[i-1].Frames {
-			return true
-		}
-	}
-	return false
 }
 
 // Row is one function's share of the profile before and after, in
@@ -87,8 +95,8 @@ type Row struct {
 	Function                    string
 	InclBefore, InclAfter       float64
 	SelfBefore, SelfAfter       float64
-	SamplesBefore, SamplesAfter uint64 // inclusive counts
-	TotalBefore, TotalAfter     uint64
+	SamplesBefore, SamplesAfter float64 // inclusive counts (fractional if the input's were)
+	TotalBefore, TotalAfter     float64
 	Appeared, Disappeared       bool
 }
 
@@ -195,7 +203,8 @@ func Table(d *folded.Profile, n int) []Row {
 			Function:   f,
 			InclBefore: share(a.inclB, tb), InclAfter: share(a.inclA, ta),
 			SelfBefore: share(a.selfB, tb), SelfAfter: share(a.selfA, ta),
-			SamplesBefore: a.inclB, SamplesAfter: a.inclA, TotalBefore: tb, TotalAfter: ta,
+			SamplesBefore: folded.Value(a.inclB, d.Scale), SamplesAfter: folded.Value(a.inclA, d.Scale),
+			TotalBefore: folded.Value(tb, d.Scale), TotalAfter: folded.Value(ta, d.Scale),
 			Appeared: a.inclB == 0 && a.inclA > 0, Disappeared: a.inclA == 0 && a.inclB > 0,
 		})
 	}
@@ -249,4 +258,63 @@ func commonPrefix(a, b string) int {
 		k++
 	}
 	return k
+}
+
+// hexRun is what difffolded.pl -s replaces: "0x" and at least one hex digit.
+var hexRun = regexp.MustCompile(`0x[0-9a-fA-F]+`)
+
+// rekey returns p with each stack named as the references key it: trailing
+// blanks trimmed and, with strip, every hex number replaced by "0x...";
+// stacks that became equal are merged. p is returned as is if no name
+// changes.
+func rekey(p *folded.Profile, strip bool) *folded.Profile {
+	key := func(f string) string {
+		f = strings.TrimRight(f, " \t")
+		if strip && strings.Contains(f, "0x") {
+			f = hexRun.ReplaceAllLiteralString(f, "0x...")
+		}
+		return f
+	}
+	var out *folded.Profile
+	for i, s := range p.Stacks {
+		k := key(s.Frames)
+		if k == s.Frames && out == nil {
+			continue
+		}
+		if out == nil {
+			out = &folded.Profile{Diff: p.Diff, Scale: p.Scale, Stacks: slices.Clone(p.Stacks)}
+		}
+		out.Stacks[i].Frames = k
+	}
+	if out == nil {
+		return p
+	}
+	out.Sort()
+	return out
+}
+
+// atScale returns p with its counts at the given (not smaller) scale,
+// copied if they change. A count too large to rescale is kept at its
+// largest value rather than wrapped.
+func atScale(p *folded.Profile, scale int) *folded.Profile {
+	if p.Scale == scale {
+		return p
+	}
+	q := &folded.Profile{Diff: p.Diff, Scale: p.Scale, Stacks: slices.Clone(p.Stacks)}
+	if !q.Rescale(scale) {
+		m := folded.Pow10(scale - p.Scale)
+		for i := range q.Stacks {
+			q.Stacks[i].Count = satMul(q.Stacks[i].Count, m)
+			q.Stacks[i].Before = satMul(q.Stacks[i].Before, m)
+		}
+		q.Scale = scale
+	}
+	return q
+}
+
+func satMul(a, b uint64) uint64 {
+	if b != 0 && a > ^uint64(0)/b {
+		return ^uint64(0)
+	}
+	return a * b
 }

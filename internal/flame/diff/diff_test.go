@@ -23,12 +23,12 @@ func TestJoinIsDifffolded(t *testing.T) {
 	before := read(t, "a;b 10\na;c 30\n")
 	after := read(t, "a;b 40\na;d 40\n")
 	var out bytes.Buffer
-	Join(before, after, false).WriteTo(&out)
+	Join(before, after, Options{}).WriteTo(&out)
 	if want := "a;b 10 40\na;c 30 0\na;d 0 40\n"; out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
 	}
 	out.Reset()
-	Join(before, after, true).WriteTo(&out) // before total 40 scaled to 80
+	Join(before, after, Options{Normalize: true}).WriteTo(&out) // before total 40 scaled to 80
 	if want := "a;b 20 40\na;c 60 0\na;d 0 40\n"; out.String() != want {
 		t.Fatalf("normalized got\n%s\nwant\n%s", out.String(), want)
 	}
@@ -54,7 +54,7 @@ func TestTableFindsSeed003Regression(t *testing.T) {
 		pre+"ClientHandshaker.serverHello 96\n"+
 		"java;Thread.run;HttpClient.send;SocketOutputStream.write 4000\n"+
 		"java;Thread.run;App.handle;JSON.parse 11204\n")
-	rows := Table(Join(before, after, false), 5)
+	rows := Table(Join(before, after, Options{}), 5)
 	var hit *Row
 	for i := range rows[:2] {
 		if rows[i].Function == "ClientHandshaker.processMessage" {
@@ -90,7 +90,7 @@ func TestTableFindsSeed003Regression(t *testing.T) {
 }
 
 func TestTableCountsRecursionOnce(t *testing.T) {
-	d := Join(read(t, "m;f;f;f 10\nm;g 10\n"), read(t, "m;f;f;f 10\nm;g 10\n"), false)
+	d := Join(read(t, "m;f;f;f 10\nm;g 10\n"), read(t, "m;f;f;f 10\nm;g 10\n"), Options{})
 	for _, r := range Table(d, 0) {
 		if r.Function == "f" && (r.InclAfter != 50 || r.SelfAfter != 50 || r.InclDelta() != 0) {
 			t.Fatalf("recursive f: %+v", r)
@@ -106,7 +106,7 @@ func BenchmarkJoinTable(b *testing.B) {
 	}
 	before, after := read(b, sb1.String()), read(b, sb2.String())
 	for b.Loop() {
-		Table(Join(before, after, true), 20)
+		Table(Join(before, after, Options{Normalize: true}), 20)
 	}
 }
 

@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -44,7 +45,8 @@ func WriteTable(w io.Writer, rows []Row, style termfmt.Style) error {
 		}
 	}
 	b, a := rows[0].TotalBefore, rows[0].TotalAfter
-	_, err := fmt.Fprintf(w, "shares of the total count (%d before, %d after); changes in percentage points (pp)\n", b, a)
+	_, err := fmt.Fprintf(w, "shares of the total count (%s before, %s after); changes in percentage points (pp)\n",
+		strconv.FormatFloat(b, 'f', -1, 64), strconv.FormatFloat(a, 'f', -1, 64))
 	return err
 }
 

@@ -11,7 +11,11 @@
 // `[unknown]` replaced by `[module]`, Java `L…;` names tidied, Rust hashes
 // demangled, `_[k]`/`_[j]`/`_[i]` annotations, only the first event type
 // folded unless one is chosen, and the last stack kept without a trailing
-// blank line.
+// blank line. Where inferno departs from the Perl original (quotes, Rust
+// demangling, jitdump frames, C++ argument lists in templates, single-line
+// stacks, the last stack), fold follows inferno; docs/flame.md lists them.
+// Lines that are neither event nor frame lines are counted (Stats) and
+// folded around, as inferno warns about and folds around them.
 //
 // It is written here rather than taken from a library because no Go
 // package parses perf script, and because it must be fast: perf script

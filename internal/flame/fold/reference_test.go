@@ -188,3 +188,41 @@ func firstDiff(got, want []byte) string {
 	}
 	return "(identical lines, different bytes)"
 }
+
+// TestFoldMatchesInfernoTestData folds inferno's own collapse-perf test
+// inputs (testdata/inferno, see ORIGIN.md) — C++ std::function and lambda
+// names, Go, Java inlining, Rust names, single-line stacks, jitdump frames,
+// a versioned vmlinux — and compares with the results inferno's tests
+// expect; the odd inputs fold to their one good stack.
+func TestFoldMatchesInfernoTestData(t *testing.T) {
+	for name, opt := range map[string]Options{
+		"cpp-stacks-std-function": {}, "go-stacks": {}, "java-inline": {}, "single-event": {},
+		"single-line-stacks": {}, "sourcepawn-jitdump": {JIT: true}, "versioned-vmlinux": {Kernel: true},
+		"no-events": {}, "weird-stack-line": {}, "empty-line": {},
+	} {
+		in, err := os.ReadFile("testdata/inferno/" + name + ".txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		suffix := ""
+		switch {
+		case opt.JIT:
+			suffix = "-jit"
+		case opt.Kernel:
+			suffix = "-kernel"
+		}
+		want, err := os.ReadFile("testdata/inferno/results/" + name + "-collapsed" + suffix + ".txt")
+		if os.IsNotExist(err) {
+			want, err = []byte("inline-counter;main 250000\n"), nil // inferno's tests check only its warning
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			opt.Threads = threads
+			if got := foldBytes(t, in, opt); !bytes.Equal(got, want) {
+				t.Errorf("%s threads=%d: differs from inferno's expected result\n%s", name, threads, firstDiff(got, want))
+			}
+		}
+	}
+}

@@ -23,17 +23,59 @@ func TestReadMergesSortsAndDetectsDiff(t *testing.T) {
 	}
 }
 
-func TestReadRejects(t *testing.T) {
-	for _, in := range []string{"", "\n\n", "a;b\n", "a;b x\n", "a;b -1\n", "a;b 1\nnot a stack\n", " 5\n"} {
-		_, err := Read(strings.NewReader(in))
-		if err == nil {
+func TestReadRejectsInputWithoutStacks(t *testing.T) {
+	for _, in := range []string{"", "\n\n", " 5\n"} {
+		if _, err := Read(strings.NewReader(in)); err == nil {
 			t.Errorf("%q accepted", in)
 		}
 	}
-	_, err := Read(strings.NewReader("ok 1\nbad line\n"))
+	_, err := Read(strings.NewReader("\nGET / HTTP/1.1\nHost: x\n"))
 	var fe *FormatError
-	if !errors.As(err, &fe) || fe.Line != 2 {
-		t.Fatalf("error should name line 2: %v", err)
+	if !errors.As(err, &fe) || fe.Line != 2 || fe.Lines != 2 || fe.Text != "GET / HTTP/1.1" {
+		t.Fatalf("error should name the first of 2 lines, line 2: %v", err)
+	}
+}
+
+// Lines that are not "frames count" are skipped and counted, as
+// flamegraph.pl ("Ignored N lines with invalid format") and inferno skip
+// them; one bad line no longer loses the profile.
+func TestReadSkipsMalformedLines(t *testing.T) {
+	p, err := Read(strings.NewReader("ok 1\nbad line\nx;y 2.5.1\n\nx;z -1\n 5\nz 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	p.WriteTo(&out)
+	if out.String() != "ok 1\nz 3\n" || p.Skipped != (Skipped{Lines: 4, First: 2, Text: "bad line"}) {
+		t.Fatalf("got %q, skipped %+v", out.String(), p.Skipped)
+	}
+}
+
+// Fractional counts are kept exactly, as flamegraph.pl keeps them.
+func TestReadFractionalCounts(t *testing.T) {
+	for _, c := range []struct {
+		in, out string
+		scale   int
+	}{
+		{"a;b 0.25\na;c 2\na;b 1.5\n", "a;b 1.75\na;c 2\n", 2},
+		{"a 0.5\nb 3.\na 0.50\n", "a 1\nb 3\n", 0},            // halves merge into a whole
+		{"a 0.1234567\nb 1\n", "a 0.123456\nb 1\n", MaxScale}, // places beyond MaxScale dropped
+		{"a;b 1.5 2.25\n", "a;b 1.5 2.25\n", 2},               // differential
+		{"a 1\nb 2.000\n", "a 1\nb 2\n", 0},
+	} {
+		p, err := Read(strings.NewReader(c.in))
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		var out bytes.Buffer
+		p.WriteTo(&out)
+		if out.String() != c.out || p.Scale != c.scale {
+			t.Errorf("%q: got %q scale %d, want %q scale %d", c.in, out.String(), p.Scale, c.out, c.scale)
+		}
+	}
+	p, _ := Read(strings.NewReader("a 0.25\nb 1\n"))
+	if p.Total() != 125 || Value(p.Total(), p.Scale) != 1.25 {
+		t.Fatalf("total %d at scale %d", p.Total(), p.Scale)
 	}
 }
 
@@ -43,6 +85,8 @@ func FuzzRead(f *testing.F) {
 	f.Add("a;b 1\nc 2\n")
 	f.Add("a;b 1 2\n")
 	f.Add("x 18446744073709551615\n")
+	f.Add("a 0.25\nb 1.5 2\nbad\n")
+	f.Add("a 18446744073709551615\nb 0.5\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := Read(strings.NewReader(in))
 		if err != nil {
@@ -56,7 +100,7 @@ func FuzzRead(f *testing.F) {
 		if err != nil {
 			t.Fatalf("own output rejected: %v\n%q", err, out.String())
 		}
-		if len(p.Stacks) != len(q.Stacks) || p.Diff != q.Diff {
+		if len(p.Stacks) != len(q.Stacks) || p.Diff != q.Diff || p.Scale != q.Scale {
 			t.Fatalf("round trip changed the profile:\n%+v\n%+v", p, q)
 		}
 		for i := range p.Stacks {

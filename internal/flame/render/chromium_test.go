@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/flame/folded"
 	"github.com/perflab/perflab/internal/testenv"
 )
 
@@ -108,5 +110,29 @@ func TestGraphsWorkInChromium(t *testing.T) {
 	}
 	if ar, _ := r["afterReset"].(map[string]any); ar["name"] != "all" {
 		t.Errorf("HTML reset did not return to the root: %v", r)
+	}
+}
+
+// Fractional counts and --countname reach the HTML page's tooltips: the
+// page divides by the profile's decimal scale and names the unit.
+func TestHTMLTooltipFractionalInChromium(t *testing.T) {
+	testenv.Short(t)
+	p, err := folded.Read(strings.NewReader("app;b 1.5\napp;c 12000.25\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := filepath.Join(t.TempDir(), "g.html")
+	f, _ := os.Create(html)
+	if err := WriteHTML(f, Build(p, false, false), Options{Palette: "io", CountName: "ms"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := selftest(t, html, "^b$", "b")
+	if hover, _ := r["hover"].(string); !strings.Contains(hover, "b — 1.5 ms (0.01%)") {
+		t.Errorf("hover on b: %q", r["hover"])
+	}
+	r = selftest(t, html, "^c$", "c")
+	if hover, _ := r["hover"].(string); !strings.Contains(hover, "c — 12,000.25 ms") {
+		t.Errorf("hover on c: %q", r["hover"])
 	}
 }

@@ -5,8 +5,23 @@ import (
 	"strings"
 )
 
-// Palettes name the colour schemes --colors accepts.
-var Palettes = []string{"hot", "java", "kernel", "mem", "io"}
+// Palettes name the colour schemes --colors accepts. The names and
+// colours of hot, mem, io and wakeup are FlameGraph's and inferno's: io
+// (blues) is the one for off-CPU time and I/O, wakeup (aqua) for wakeup
+// stacks.
+var Palettes = []string{"hot", "java", "kernel", "mem", "io", "wakeup"}
+
+// background is the gradient behind the frames, as FlameGraph picks it
+// per palette: blue for io and wakeup, green for mem, else yellow.
+func background(palette string) (top, bottom string) {
+	switch palette {
+	case "io", "wakeup":
+		return "#eeeeee", "#e0e0ff"
+	case "mem":
+		return "#eef2ee", "#e0ffe0"
+	}
+	return "#eeeeee", "#eeeeb0"
+}
 
 // ValidPalette reports whether p is a known palette.
 func ValidPalette(p string) bool {
@@ -96,6 +111,8 @@ func frameColor(palette, name string, kind Kind) rgb {
 		return hue("green", v1, v2, v3)
 	case "io":
 		return hue("blue", v1, v2, v3)
+	case "wakeup":
+		return hue("aqua", v1, v2, v3)
 	}
 	return hue("hot", v1, v2, v3)
 }

@@ -43,12 +43,16 @@ func WriteHTML(w io.Writer, t *Tree, opt Options) error {
 	}
 
 	bw := bufio.NewWriterSize(w, 256<<10)
+	bgTop, bgBottom := background(opt.Palette)
+	if t.Diff {
+		bgTop, bgBottom = background("hot")
+	}
 	bw.WriteString(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>` + htmlEscape(opt.Title) + `</title>
 <style>
-body { margin: 10px; font: 12px Verdana, sans-serif; background: #fafafa; }
+body { margin: 10px; font: 12px Verdana, sans-serif; background: linear-gradient(` + bgTop + `, ` + bgBottom + `) fixed; }
 h1 { font-size: 17px; font-weight: normal; text-align: center; margin: 4px 0; }
 h2 { font-size: 12px; font-weight: normal; text-align: center; color: #555; margin: 2px 0 6px; }
 #bar { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
@@ -64,7 +68,7 @@ canvas { display: block; cursor: pointer; }
 		bw.WriteString("<h2>" + htmlEscape(opt.Subtitle) + "</h2>\n")
 	}
 	bw.WriteString(`<div id="bar"><button id="reset" disabled>Reset zoom</button>
-<span>` + groupDigits(total) + " " + htmlEscape(opt.CountName) + `</span>
+<span>` + groupDigits(total, t.Scale) + " " + htmlEscape(opt.CountName) + `</span>
 <form id="searchform"><input id="term" placeholder="regex, Enter to search" size="28"><button>Search</button></form><span id="matched"></span></div>
 <canvas id="flame"></canvas>
 <div id="tip"></div>
@@ -73,7 +77,7 @@ canvas { display: block; cursor: pointer; }
 	// encoding/json escapes <, > and & so the data cannot close the tag.
 	head := map[string]any{
 		"total": total, "diff": t.Diff, "maxDelta": t.MaxDelta, "inverted": opt.Inverted,
-		"countName": opt.CountName, "names": names, "colors": colors, "kinds": kinds,
+		"countName": opt.CountName, "scale": t.Scale, "names": names, "colors": colors, "kinds": kinds,
 	}
 	hb, err := json.Marshal(head)
 	if err != nil {

@@ -106,13 +106,16 @@
 	}
 
 	function pct(v) { return (100 * v / D.total).toFixed(2) + "%"; }
+	// Counts are integers in units of 10^-scale (fractional input counts).
+	var unit = Math.pow(10, D.scale || 0);
+	function count(v) { return (v / unit).toLocaleString(undefined, { maximumFractionDigits: D.scale || 0 }); }
 
 	function describe(i) {
-		var s = D.names[D.n[i]] + " — " + D.v[i].toLocaleString() + " " + D.countName + " (" + pct(D.v[i]) + ")";
+		var s = D.names[D.n[i]] + " — " + count(D.v[i]) + " " + D.countName + " (" + pct(D.v[i]) + ")";
 		if (D.s[i] && end[i] > i + 1) s += ", self " + pct(D.s[i]);
 		var k = D.kinds[D.n[i]];
 		if (k) s += ", " + k;
-		if (D.diff) s += ", self " + (D.dl[i] > 0 ? "+" : "") + D.dl[i] + " vs before";
+		if (D.diff) s += ", self " + (D.dl[i] > 0 ? "+" : "") + count(D.dl[i]) + " vs before";
 		return s;
 	}
 

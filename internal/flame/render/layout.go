@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/perflab/perflab/internal/flame/folded"
 )
 
 // Options control how a flame graph looks.
@@ -12,9 +14,9 @@ type Options struct {
 	Subtitle  string  // a second line, e.g. the command profiled
 	Width     int     // image width in pixels; <= 0 means 1200
 	MinWidth  float64 // frames narrower than this many pixels are omitted; < 0 means 0.1
-	Palette   string  // hot, java, kernel, mem, io ("" means hot)
+	Palette   string  // one of Palettes ("" means hot); io for off-CPU time
 	Inverted  bool    // icicle: root at the top
-	CountName string  // what a count is ("samples"); "" means samples
+	CountName string  // what a count is: "samples", or "us"/"ms" for off-CPU time; "" means samples
 }
 
 func (o Options) withDefaults(t *Tree) Options {
@@ -81,7 +83,7 @@ func appendTooltip(b []byte, p placed, total uint64, t *Tree, countName string) 
 	name, kind := SplitAnnotation(p.n.Name)
 	b = append(b, name...)
 	b = append(b, " ("...)
-	b = appendGrouped(b, p.n.Value)
+	b = appendGrouped(b, p.n.Value, t.Scale)
 	b = append(b, ' ')
 	b = append(b, countName...)
 	b = append(b, ", "...)
@@ -105,7 +107,10 @@ func appendTooltip(b []byte, p placed, total uint64, t *Tree, countName string) 
 		if p.n.Delta >= 0 {
 			b = append(b, '+')
 		}
-		b = strconv.AppendInt(b, p.n.Delta, 10)
+		if p.n.Delta < 0 {
+			b = append(b, '-')
+		}
+		b = folded.AppendCount(b, uint64(abs(p.n.Delta)), t.Scale)
 		b = append(b, ' ')
 		b = append(b, countName...)
 		b = append(b, " vs before"...)
@@ -120,14 +125,19 @@ func pct(v, total uint64) float64 {
 	return 100 * float64(v) / float64(total)
 }
 
-// groupDigits writes 1234567 as 1,234,567.
-func groupDigits(v uint64) string { return string(appendGrouped(nil, v)) }
+// groupDigits writes 1234567 as 1,234,567 (and 1234567 at scale 2 as
+// 12,345.67).
+func groupDigits(v uint64, scale int) string { return string(appendGrouped(nil, v, scale)) }
 
-func appendGrouped(b []byte, v uint64) []byte {
-	var tmp [20]byte
-	d := strconv.AppendUint(tmp[:0], v, 10)
+func appendGrouped(b []byte, v uint64, scale int) []byte {
+	var tmp [28]byte
+	d := folded.AppendCount(tmp[:0], v, scale)
+	n := len(d)
+	if i := strings.IndexByte(string(d), '.'); i >= 0 {
+		n = i
+	}
 	for i, c := range d {
-		if i > 0 && (len(d)-i)%3 == 0 {
+		if i > 0 && i < n && (n-i)%3 == 0 {
 			b = append(b, ',')
 		}
 		b = append(b, c)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -221,5 +222,59 @@ func BenchmarkRender(b *testing.B) {
 		tr := Build(p, false, false)
 		WriteSVG(io.Discard, tr, Options{})
 		WriteHTML(io.Discard, tr, Options{})
+	}
+}
+
+func TestGroupDigitsWithFraction(t *testing.T) {
+	for _, c := range []struct {
+		v     uint64
+		scale int
+		want  string
+	}{{1234567, 0, "1,234,567"}, {1234567, 2, "12,345.67"}, {100, 2, "1"}, {5, 3, "0.005"}, {123450, 1, "12,345"}} {
+		if got := groupDigits(c.v, c.scale); got != c.want {
+			t.Errorf("groupDigits(%d, %d) = %q, want %q", c.v, c.scale, got, c.want)
+		}
+	}
+}
+
+// Off-CPU graphs (perflab profile --off-cpu) use FlameGraph's and
+// inferno's names: io draws every frame in blues on a blue background,
+// wakeup in aqua; --countname says what a count is ("us").
+func TestOffCPUPaletteAndCountName(t *testing.T) {
+	p := mustRead(t, "app;read;vfs_read_[k];schedule_[k] 1500\napp;futex_wait_[k] 700\napp;main;nanosleep 20000\n")
+	for palette, want := range map[string]func(r, g, b int) bool{
+		"io":     func(r, g, b int) bool { return r == g && b >= 190 && r <= 140 },
+		"wakeup": func(r, g, b int) bool { return g == b && g >= 165 && r <= 110 },
+	} {
+		if !ValidPalette(palette) {
+			t.Fatalf("%s is not a palette", palette)
+		}
+		var buf bytes.Buffer
+		if err := WriteSVG(&buf, Build(p, false, false), Options{Palette: palette, CountName: "us"}); err != nil {
+			t.Fatal(err)
+		}
+		svg := buf.String()
+		fills := regexp.MustCompile(`<rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"`).FindAllStringSubmatch(svg, -1)
+		if len(fills) < 6 {
+			t.Fatalf("%s: %d frames drawn", palette, len(fills))
+		}
+		for _, f := range fills {
+			var r, g, b int
+			fmt.Sscan(f[1]+" "+f[2]+" "+f[3], &r, &g, &b)
+			if !want(r, g, b) {
+				t.Errorf("%s: frame colour rgb(%d,%d,%d) is not of the palette", palette, r, g, b)
+			}
+		}
+		if !strings.Contains(svg, `stop-color="#e0e0ff"`) {
+			t.Errorf("%s: background should be FlameGraph's blue gradient", palette)
+		}
+		if !strings.Contains(svg, "nanosleep (20,000 us, 90.09%)") {
+			t.Errorf("%s: tooltips should count in us", palette)
+		}
+	}
+	var buf bytes.Buffer
+	WriteHTML(&buf, Build(p, false, false), Options{Palette: "io", CountName: "us"})
+	if !strings.Contains(buf.String(), "22,200 us") || !strings.Contains(buf.String(), `"countName":"us"`) {
+		t.Error("HTML should give the total and tooltips in us")
 	}
 }

@@ -42,6 +42,10 @@ func WriteSVG(w io.Writer, t *Tree, opt Options) error {
 	}
 
 	bw := bufio.NewWriterSize(w, 256<<10)
+	bgTop, bgBottom := background(opt.Palette)
+	if t.Diff {
+		bgTop, bgBottom = background("hot")
+	}
 	W := strconv.Itoa(opt.Width)
 	H := strconv.Itoa(height)
 	inv := "0"
@@ -52,7 +56,7 @@ func WriteSVG(w io.Writer, t *Tree, opt Options) error {
 <!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">
 <svg version="1.1" width="` + W + `" height="` + H + `" viewBox="0 0 ` + W + ` ` + H + `" xmlns="http://www.w3.org/2000/svg" data-inverted="` + inv + `" data-total="` + strconv.FormatUint(total, 10) + `">
 <!-- perflab flame graph: click a frame to zoom, Search (Ctrl-F) to highlight -->
-<defs><linearGradient id="bg" y1="0" y2="1" x1="0" x2="0"><stop stop-color="#eeeeee" offset="5%"/><stop stop-color="#eeeeb0" offset="95%"/></linearGradient></defs>
+<defs><linearGradient id="bg" y1="0" y2="1" x1="0" x2="0"><stop stop-color="` + bgTop + `" offset="5%"/><stop stop-color="` + bgBottom + `" offset="95%"/></linearGradient></defs>
 <style type="text/css">
 text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
 #title { text-anchor: middle; font-size: 17px; }

@@ -27,6 +27,7 @@ type Tree struct {
 	Diff     bool
 	MaxDelta int64 // largest |Delta|, for colour scaling
 	Depth    int   // deepest frame (root children are depth 1)
+	Scale    int   // counts are in units of 10^-Scale (folded.Profile.Scale)
 }
 
 func (n *Node) child(name string) *Node {
@@ -59,7 +60,7 @@ func (n *Node) child(name string) *Node {
 // profile widths are the after counts and each frame's Delta is the change
 // of its self count (after - before), negated with negate.
 func Build(p *folded.Profile, reverse, negate bool) *Tree {
-	t := &Tree{Root: &Node{Name: "all"}, Diff: p.Diff}
+	t := &Tree{Root: &Node{Name: "all"}, Diff: p.Diff, Scale: p.Scale}
 	var frames []string
 	for _, s := range p.Stacks {
 		frames = splitFrames(frames[:0], s.Frames, reverse)

@@ -41,13 +41,13 @@ type Frame struct {
 
 // Profile is a sampled profile.
 type Profile struct {
-	Type       string   `json:"type"` // "sampled"
-	Name       string   `json:"name"`
-	Unit       string   `json:"unit"` // none, nanoseconds, …
-	StartValue uint64   `json:"startValue"`
-	EndValue   uint64   `json:"endValue"`
-	Samples    [][]int  `json:"samples"`
-	Weights    []uint64 `json:"weights"`
+	Type       string    `json:"type"` // "sampled"
+	Name       string    `json:"name"`
+	Unit       string    `json:"unit"` // none, nanoseconds, …
+	StartValue float64   `json:"startValue"`
+	EndValue   float64   `json:"endValue"`
+	Samples    [][]int   `json:"samples"`
+	Weights    []float64 `json:"weights"`
 }
 
 // Units speedscope understands for weights.
@@ -59,7 +59,7 @@ func Convert(p *folded.Profile, name, unit, exporter string) *File {
 	f := &File{Schema: Schema, Name: name, Exporter: exporter}
 	idx := map[string]int{}
 	prof := Profile{Type: "sampled", Name: name, Unit: unit,
-		Samples: make([][]int, 0, len(p.Stacks)), Weights: make([]uint64, 0, len(p.Stacks))}
+		Samples: make([][]int, 0, len(p.Stacks)), Weights: make([]float64, 0, len(p.Stacks))}
 	for _, s := range p.Stacks {
 		if s.Count == 0 {
 			continue
@@ -85,8 +85,9 @@ func Convert(p *folded.Profile, name, unit, exporter string) *File {
 			rest = rest[i+1:]
 		}
 		prof.Samples = append(prof.Samples, stack)
-		prof.Weights = append(prof.Weights, s.Count)
-		prof.EndValue += s.Count
+		w := folded.Value(s.Count, p.Scale) // fractional counts stay fractional
+		prof.Weights = append(prof.Weights, w)
+		prof.EndValue += w
 	}
 	f.Profiles = []Profile{prof}
 	return f

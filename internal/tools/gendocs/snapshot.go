@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/snapshot/factpath"
 )
 
 // renderSnapshot documents the snapshot JSON schema from the Go types and
@@ -25,11 +26,11 @@ func renderSnapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	type structDoc struct {
-		doc    string
-		fields *ast.FieldList
-	}
-	structs := map[string]structDoc{}
+	// Comments come from the source; the structure, types, paths and
+	// kinds from the fact-path catalogue (factpath), which walks the Go
+	// types the same way for the tests that check every path literal.
+	docs := map[string]string{}     // struct → doc comment
+	comments := map[string]string{} // struct.Field → comment
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {
@@ -45,7 +46,19 @@ func renderSnapshot() ([]byte, error) {
 			if ts.Doc != nil {
 				doc = ts.Doc.Text()
 			}
-			structs[ts.Name.Name] = structDoc{doc: doc, fields: st.Fields}
+			docs[ts.Name.Name] = doc
+			for _, fld := range st.Fields.List {
+				c := ""
+				if fld.Doc != nil {
+					c = fld.Doc.Text()
+				}
+				if fld.Comment != nil {
+					c += " " + fld.Comment.Text()
+				}
+				for _, n := range fld.Names {
+					comments[ts.Name.Name+"."+n.Name] = c
+				}
+			}
 		}
 	}
 
@@ -63,95 +76,74 @@ A fact the host lacks is left at its zero value and explained in
 absence is a fact about the host, never an error. A fact is also missing when
 a parent path is listed (`+"`cpu`"+` covers `+"`cpu.governors`"+`).
 
+Paths are JSON names joined by dots; an element of an array of objects is
+`+"`[key]`"+` (its name, mount point, number or id): `+"`net.interfaces[eth0].mtu`"+`,
+`+"`block[sda].scheduler`"+`; a map key is a segment and may contain dots
+(`+"`sysctl.net.core.somaxconn`"+`). The catalogue of paths is generated from these
+types (`+"`internal/snapshot/factpath`"+`), and every path written in perflab's code is
+tested against it. Its **kind** says what a difference means: *setting*
+(configuration someone chose), *identity* (what the machine is), *state* (what
+the host is doing or went through: free and total memory, load, counters;
+a mount under /run, /proc, /sys, /dev, /tmp or a container runtime's or snap's
+directory is state too, a persistent one a
+setting) or *meta* (about the document).
+
 `, snapshot.Schema, snapshot.Schema)
 
-	seen := map[string]bool{}
-	queue := []string{"Snapshot"}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		sd, ok := structs[name]
-		if !ok {
-			continue
-		}
-		fmt.Fprintf(&b, "## %s\n\n", name)
-		if d := strings.TrimSpace(sd.doc); d != "" {
+	for _, st := range factpath.Structs() {
+		fmt.Fprintf(&b, "## %s\n\n", st.Name)
+		if d := strings.TrimSpace(docs[st.Name]); d != "" {
 			fmt.Fprintf(&b, "%s\n\n", strings.Join(strings.Fields(d), " "))
 		}
-		b.WriteString("| field | type | meaning |\n|---|---|---|\n")
-		for _, fld := range sd.fields.List {
-			key := jsonName(fld)
-			if key == "-" || len(fld.Names) == 0 {
-				continue
-			}
-			typ, refs := typeName(fld.Type, structs)
-			queue = append(queue, refs...)
-			comment := ""
-			if fld.Doc != nil {
-				comment = fld.Doc.Text()
-			}
-			if fld.Comment != nil {
-				comment += " " + fld.Comment.Text()
-			}
-			comment = strings.ReplaceAll(strings.Join(strings.Fields(comment), " "), "|", `\|`)
-			for _, n := range fld.Names {
-				k := key
-				if k == "" {
-					k = n.Name
-				}
-				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k, typ, comment)
-			}
+		b.WriteString("| field | type | kind | meaning |\n|---|---|---|---|\n")
+		for _, fld := range st.Fields {
+			comment := strings.ReplaceAll(strings.Join(strings.Fields(comments[st.Name+"."+fld.GoName]), " "), "|", `\|`)
+			kind := kindOf(fld.Path)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", fld.JSON, typeName(fld.Type), kind, comment)
 		}
 		b.WriteString("\n")
 	}
 	return b.Bytes(), nil
 }
 
-func jsonName(f *ast.Field) string {
-	if f.Tag == nil {
-		return ""
+// kindOf is a field's kind, or "mixed" for a subtree whose facts differ
+// in kind (each is listed in its own section).
+func kindOf(path string) string {
+	kinds := map[factpath.Kind]bool{}
+	for _, p := range factpath.SnapshotPaths() {
+		if factpath.Match(path, p) {
+			k, _ := factpath.KindOf(p)
+			kinds[k] = true
+		}
 	}
-	tag := reflect.StructTag(strings.Trim(f.Tag.Value, "`"))
-	name, _, _ := strings.Cut(tag.Get("json"), ",")
-	return name
+	if len(kinds) > 1 {
+		return "mixed"
+	}
+	k, _ := factpath.KindOf(path)
+	return string(k)
 }
 
-// typeName renders a Go type in JSON terms and returns the struct types it
-// refers to, which get their own sections.
-func typeName[V any](e ast.Expr, structs map[string]V) (string, []string) {
-	switch t := e.(type) {
-	case *ast.Ident:
-		switch t.Name {
-		case "string":
-			return "string", nil
-		case "bool":
-			return "boolean", nil
-		case "int", "int64", "uint64", "float64":
-			return "number", nil
+// typeName renders a Go type in JSON terms; snapshot structs link to
+// their own sections.
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
+		return "number"
+	case reflect.Pointer:
+		return typeName(t.Elem()) + " or absent"
+	case reflect.Slice, reflect.Array:
+		return "array of " + typeName(t.Elem())
+	case reflect.Map:
+		return "object (" + typeName(t.Key()) + " → " + typeName(t.Elem()) + ")"
+	case reflect.Struct:
+		if t.PkgPath() == "time" && t.Name() == "Time" {
+			return "string (RFC 3339 time)"
 		}
-		if _, ok := structs[t.Name]; ok {
-			return "[" + t.Name + "](#" + strings.ToLower(t.Name) + ")", []string{t.Name}
-		}
-		return t.Name, nil
-	case *ast.StarExpr:
-		s, r := typeName(t.X, structs)
-		return s + " or absent", r
-	case *ast.ArrayType:
-		s, r := typeName(t.Elt, structs)
-		return "array of " + s, r
-	case *ast.MapType:
-		k, _ := typeName(t.Key, structs)
-		v, r := typeName(t.Value, structs)
-		return "object (" + k + " → " + v + ")", r
-	case *ast.SelectorExpr:
-		if t.Sel.Name == "Time" {
-			return "string (RFC 3339 time)", nil
-		}
-		return t.Sel.Name, nil
+		return "[" + t.Name() + "](#" + strings.ToLower(t.Name()) + ")"
 	}
-	return fmt.Sprintf("%T", e), nil
+	return t.String()
 }
