@@ -261,6 +261,7 @@ var builtins = []builtin{
 		"cpu.epp":      "performance",
 	}},
 	{"container-host", "a node running many containers (Kubernetes worker)", map[string]string{
+		"cpu.governor":                  "performance", // seed 004: a container host on powersave served half the TPS
 		"kernel.pid_max":                ">=4194304",
 		"fs.file-max":                   ">=2097152",
 		"net.core.somaxconn":            ">=4096",

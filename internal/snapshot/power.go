@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"path"
 	"sort"
 	"strconv"
@@ -30,11 +31,70 @@ func collectPower(c *collector) {
 	cpuidle(c)
 }
 
+// policy is one cpufreq policy directory and the online CPUs it governs.
+type policy struct {
+	dir  string
+	cpus []int
+}
+
+// cpufreqPolicies finds the policies on either sysfs layout: cpufreq/policyN
+// directories (kernels since 4.3), or, when there are none, the per-CPU
+// cpuN/cpufreq directories that older kernels have and that node_exporter's
+// fixture tree uses. On the older layout the CPUs of a shared policy link to
+// one directory, so CPUs are grouped by the directory they resolve to.
+func cpufreqPolicies(c *collector) []policy {
+	var out []policy
+	dirs, _ := c.fs.Glob(cpuDir + "/cpufreq/policy[0-9]*")
+	sort.Slice(dirs, func(i, j int) bool { return policyNum(dirs[i]) < policyNum(dirs[j]) })
+	for _, p := range dirs {
+		out = append(out, policy{dir: p, cpus: policyCPUs(c, p, policyNum(p))})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	perCPU, _ := c.fs.Glob(cpuDir + "/cpu[0-9]*/cpufreq")
+	sort.Slice(perCPU, func(i, j int) bool { return cpuDirNum(perCPU[i]) < cpuDirNum(perCPU[j]) })
+	index := map[string]int{}
+	for _, p := range perCPU {
+		if !c.fs.Exists(p+"/scaling_driver") && !c.fs.Exists(p+"/scaling_governor") {
+			continue
+		}
+		n := cpuDirNum(p)
+		real, err := c.fs.Resolve(p)
+		if err != nil {
+			real = p
+		}
+		if i, ok := index[real]; ok {
+			if !containsInt(out[i].cpus, n) {
+				out[i].cpus = append(out[i].cpus, n)
+			}
+			continue
+		}
+		index[real] = len(out)
+		out = append(out, policy{dir: p, cpus: policyCPUs(c, p, n)})
+	}
+	return out
+}
+
+func cpuDirNum(p string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(path.Base(path.Dir(p)), "cpu"))
+	return n
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
 func cpufreq(c *collector) {
 	cpu := &c.s.CPU
-	policies, _ := c.fs.Glob(cpuDir + "/cpufreq/policy[0-9]*")
+	policies := cpufreqPolicies(c)
 	if len(policies) == 0 {
-		reason := "no cpufreq driver: " + cpuDir + "/cpufreq has no policies (usual in a VM, where the hypervisor owns frequency)"
+		reason := "no cpufreq driver: neither " + cpuDir + "/cpufreq/policy* nor " + cpuDir + "/cpu*/cpufreq exists (usual in a VM, where the hypervisor owns frequency)"
 		if !c.fs.Exists(cpuDir) {
 			reason = cpuDir + " does not exist on this host"
 		}
@@ -43,20 +103,22 @@ func cpufreq(c *collector) {
 		}
 		return
 	}
-	sort.Slice(policies, func(i, j int) bool { return policyNum(policies[i]) < policyNum(policies[j]) })
 	cpu.Governors = map[string][]int{}
 	cpu.EPP = map[string][]int{}
 	cpu.CurKHz = map[string]int64{}
 	cpu.ScalingMaxKHz = map[string]int64{}
-	for i, p := range policies {
-		cpus := policyCPUs(c, p)
+	var minErr, maxErr error = errNoPolicy, errNoPolicy
+	first := ""
+	for _, pol := range policies {
+		p, cpus := pol.dir, pol.cpus
 		if len(cpus) == 0 {
 			continue // every CPU of the policy is offline
 		}
-		if i == 0 || cpu.ScalingDriver == "" {
+		if first == "" || cpu.ScalingDriver == "" {
+			first = p
 			cpu.ScalingDriver, _ = c.fs.ReadString(p + "/scaling_driver")
-			cpu.MinKHz, _ = c.fs.ReadInt(p + "/cpuinfo_min_freq")
-			cpu.MaxKHz, _ = c.fs.ReadInt(p + "/cpuinfo_max_freq")
+			cpu.MinKHz, minErr = c.fs.ReadInt(p + "/cpuinfo_min_freq")
+			cpu.MaxKHz, maxErr = c.fs.ReadInt(p + "/cpuinfo_max_freq")
 		}
 		if g, err := c.fs.ReadString(p + "/scaling_governor"); err == nil {
 			cpu.Governors[g] = append(cpu.Governors[g], cpus...)
@@ -65,13 +127,13 @@ func cpufreq(c *collector) {
 			cpu.EPP[e] = append(cpu.EPP[e], cpus...)
 		}
 		cur, curErr := c.fs.ReadInt(p + "/scaling_cur_freq")
-		smax, maxErr := c.fs.ReadInt(p + "/scaling_max_freq")
+		smax, smaxErr := c.fs.ReadInt(p + "/scaling_max_freq")
 		for _, id := range cpus {
 			k := strconv.Itoa(id)
 			if curErr == nil {
 				cpu.CurKHz[k] = cur
 			}
-			if maxErr == nil {
+			if smaxErr == nil {
 				cpu.ScalingMaxKHz[k] = smax
 			}
 		}
@@ -81,15 +143,31 @@ func cpufreq(c *collector) {
 			sort.Ints(m[k])
 		}
 	}
+	if minErr != nil {
+		c.missErr("cpu.min_khz", first+"/cpuinfo_min_freq", minErr)
+	}
+	if maxErr != nil {
+		c.missErr("cpu.max_khz", first+"/cpuinfo_max_freq", maxErr)
+	}
+	if len(cpu.CurKHz) == 0 {
+		cpu.CurKHz = nil
+		c.miss("cpu.cur_khz", "no readable scaling_cur_freq under "+path.Dir(first))
+	}
+	if len(cpu.ScalingMaxKHz) == 0 {
+		cpu.ScalingMaxKHz = nil
+		c.miss("cpu.scaling_max_khz", "no readable scaling_max_freq under "+path.Dir(first))
+	}
 	if len(cpu.EPP) == 0 {
 		cpu.EPP = nil
 		c.miss("cpu.epp", "the "+orUnknown(cpu.ScalingDriver)+" driver has no energy_performance_preference")
 	}
 	if len(cpu.Governors) == 0 {
 		cpu.Governors = nil
-		c.miss("cpu.governors", "no readable scaling_governor under "+cpuDir+"/cpufreq")
+		c.miss("cpu.governors", "no readable scaling_governor under "+path.Dir(first))
 	}
 }
+
+var errNoPolicy = errors.New("no online CPU in any cpufreq policy")
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -105,10 +183,11 @@ func policyNum(p string) int {
 
 // policyCPUs lists the online CPUs a policy governs (affected_cpus is a
 // space-separated list; it omits offline CPUs, related_cpus does not).
-func policyCPUs(c *collector, p string) []int {
+// Without affected_cpus the policy is taken to govern CPU n alone, by far
+// the common case.
+func policyCPUs(c *collector, p string, n int) []int {
 	v, err := c.fs.ReadString(p + "/affected_cpus")
 	if err != nil {
-		n := policyNum(p) // one CPU per policy is by far the common case
 		return []int{n}
 	}
 	var out []int

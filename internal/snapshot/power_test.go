@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"os"
 	"testing"
 
 	"github.com/perflab/perflab/internal/fixture"
@@ -108,4 +109,38 @@ func TestPowerNoCPUIdle(t *testing.T) {
 	s := runAreas(t, overlay(t, "kvm", map[string]string{"/sys/devices/system/cpu/cpuidle": fixture.Delete}), Options{}, collectCPU, collectPower)
 	wantMissing(t, s, "cpu.idle_driver", "CONFIG_CPU_IDLE")
 	wantMissing(t, s, "cpu.cstates", "CONFIG_CPU_IDLE")
+}
+
+// Defect 1: node_exporter's fixture (like kernels before 4.3) has real
+// cpuN/cpufreq directories and no cpufreq/policy*. The governor must still
+// be read, per CPU.
+func TestPowerPerCPULayoutNodeExporter(t *testing.T) {
+	s := runAreas(t, tree(t, "node_exporter", nil), Options{}, collectCPU, collectPower)
+	c := s.CPU
+	wantEq(t, "driver", c.ScalingDriver, "intel_pstate")
+	wantEq(t, "governors", c.Governors, map[string][]int{"powersave": {0, 1, 2, 3}})
+	wantEq(t, "cur", c.CurKHz, map[string]int64{"0": 1699981, "1": 1699981, "2": 8000, "3": 8000})
+	wantEq(t, "scaling max cpu1", c.ScalingMaxKHz["1"], int64(3700000))
+	wantPresent(t, s, "cpu.governors")
+	// The tree has no cpuinfo_min/max_freq: missing, not a silent 0.
+	wantMissing(t, s, "cpu.min_khz", "cpu0/cpufreq/cpuinfo_min_freq does not exist")
+	wantMissing(t, s, "cpu.epp", "no energy_performance_preference")
+}
+
+// On the old layout the CPUs of one policy link to the owner's directory:
+// they are one policy, read once, governing every CPU that links to it.
+func TestPowerPerCPULayoutSharedPolicy(t *testing.T) {
+	fs := fixture.Tree(t, "node_exporter", nil) // a private copy: the test edits it
+	d := fs.Path("/sys/devices/system/cpu")
+	for _, cpu := range []string{"cpu1", "cpu2", "cpu3"} {
+		if err := os.RemoveAll(d + "/" + cpu + "/cpufreq"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../cpu0/cpufreq", d+"/"+cpu+"/cpufreq"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := runAreas(t, fs, Options{}, collectCPU, collectPower)
+	wantEq(t, "governors", s.CPU.Governors, map[string][]int{"powersave": {0, 1, 2, 3}})
+	wantEq(t, "cur cpu3", s.CPU.CurKHz["3"], int64(1699981))
 }
