@@ -38,10 +38,10 @@ func collectHost(c *collector) {
 	// the shape of cpuinfo tells.
 	if v, err := c.fs.ReadString("/proc/sys/kernel/arch"); err == nil && v != "" {
 		h.Arch = v
-	} else if a := c.cpuInfo().arch(); a != "" {
+	} else if a, why := c.cpuInfo().arch(); a != "" {
 		h.Arch = a
 	} else {
-		c.miss("host.arch", "neither /proc/sys/kernel/arch nor /proc/cpuinfo tells the architecture")
+		c.miss("host.arch", why)
 	}
 
 	h.OS = osPrettyName(c)
