@@ -190,3 +190,21 @@ func FuzzParsers(f *testing.F) {
 		_ = unquoteShell(s)
 	})
 }
+
+func FuzzProcCgroup(f *testing.F) {
+	for _, tree := range []string{"kvm", "metal"} {
+		seedFile(f, tree, "/proc/4242/cgroup")
+	}
+	f.Add("12:cpu,cpuacct:/a:b\n0::/\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		lines, err := parseProcCgroup([]byte(s))
+		if err != nil {
+			return
+		}
+		for _, l := range lines {
+			if l.HierarchyID < 0 {
+				t.Fatalf("negative hierarchy ID in %+v", l)
+			}
+		}
+	})
+}
