@@ -59,3 +59,9 @@ func readNofile(c *collector, dir string) (rlimit, error) {
 	}
 	return r, nil
 }
+
+// SelfIsPerflab reports whether /proc/self in this snapshot was the perflab
+// process that collected it: true for a live host (root "/"), false for a
+// tree captured elsewhere (--root), whose proc/self is whatever process was
+// reading /proc when the tree was copied.
+func (s *Snapshot) SelfIsPerflab() bool { return s.Root == "/" }
