@@ -57,6 +57,9 @@ func sysctlValue(s *snapshot.Snapshot, name string) (string, Result, bool) {
 	}
 	v, ok := s.Sysctl[name]
 	if !ok {
+		if !s.CollectedLive() {
+			return "", naResult(name + " is not in the captured tree (" + SysctlPath(name) + ")"), false
+		}
 		return "", naResult(name + " is not present on this kernel"), false
 	}
 	return v, Result{}, true

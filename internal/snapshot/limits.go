@@ -60,8 +60,9 @@ func readNofile(c *collector, dir string) (rlimit, error) {
 	return r, nil
 }
 
-// SelfIsPerflab reports whether /proc/self in this snapshot was the perflab
-// process that collected it: true for a live host (root "/"), false for a
-// tree captured elsewhere (--root), whose proc/self is whatever process was
-// reading /proc when the tree was copied.
-func (s *Snapshot) SelfIsPerflab() bool { return s.Root == "/" }
+// CollectedLive reports whether the snapshot was collected from a running
+// host's own root ("/"), where /proc/self was the perflab that collected it
+// and a kernel file's absence means the kernel lacks it. A tree captured
+// elsewhere (--root) holds what was copied: its proc/self is whatever
+// process read /proc then, and a missing file may just not have been copied.
+func (s *Snapshot) CollectedLive() bool { return s.Root == "/" }
