@@ -185,7 +185,7 @@ func TestVulnerabilityStateProcfsTree(t *testing.T) {
 // lint complaint.
 func TestPromtoolAcceptsTextfile(t *testing.T) {
 	promtool := testenv.RequireTool(t, "promtool")
-	for _, tree := range []string{"metal", "kvm", "kunpeng"} {
+	for _, tree := range []string{"metal", "kvm", "kunpeng", "procfs", "node_exporter"} {
 		data, _ := textfile(t, tree, "web")
 		cmd := exec.Command(promtool, "check", "metrics")
 		cmd.Stdin = bytes.NewReader(data)
