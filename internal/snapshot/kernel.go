@@ -91,7 +91,7 @@ func modules(c *collector) {
 	if err != nil {
 		reason := readReason("/proc/modules", err)
 		if errors.Is(err, fs.ErrNotExist) {
-			reason = "the kernel has no loadable module support (no /proc/modules): drivers are built in"
+			reason = c.kernelLacks("the kernel has no loadable module support, drivers are built in", "no /proc/modules")
 		}
 		c.miss("kernel.modules", reason)
 		return

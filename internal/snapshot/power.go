@@ -94,7 +94,8 @@ func cpufreq(c *collector) {
 	cpu := &c.s.CPU
 	policies := cpufreqPolicies(c)
 	if len(policies) == 0 {
-		reason := "no cpufreq driver: neither " + cpuDir + "/cpufreq/policy* nor " + cpuDir + "/cpu*/cpufreq exists (usual in a VM, where the hypervisor owns frequency)"
+		reason := c.kernelLacks("no cpufreq driver (usual in a VM, where the hypervisor owns frequency)",
+			"neither "+cpuDir+"/cpufreq/policy* nor "+cpuDir+"/cpu*/cpufreq exists")
 		if !c.fs.Exists(cpuDir) {
 			reason = cpuDir + " does not exist on this host"
 		}
@@ -250,7 +251,7 @@ func cpuidle(c *collector) {
 	if err != nil {
 		reason := readReason(dir+"/current_driver", err)
 		if !c.fs.Exists(dir) {
-			reason = "the kernel has no cpuidle (CONFIG_CPU_IDLE off): " + dir + " does not exist"
+			reason = c.kernelLacks("the kernel has no cpuidle (CONFIG_CPU_IDLE off)", dir+" does not exist")
 		}
 		for _, f := range []string{"cpu.idle_driver", "cpu.idle_governor", "cpu.cstates"} {
 			c.miss(f, reason)

@@ -144,3 +144,13 @@ func TestPowerPerCPULayoutSharedPolicy(t *testing.T) {
 	wantEq(t, "governors", s.CPU.Governors, map[string][]int{"powersave": {0, 1, 2, 3}})
 	wantEq(t, "cur cpu3", s.CPU.CurKHz["3"], int64(1699981))
 }
+
+// A captured tree holds what was copied: a missing kernel interface there
+// is "not in the tree", with the kernel's lack only one explanation.
+func TestAbsenceInCapturedTreeIsNotAClaim(t *testing.T) {
+	s := runAreas(t, tree(t, "node_exporter", nil), Options{}, collectCPU, collectPower, collectMemory)
+	wantMissing(t, s, "cpu.idle_driver", "/sys/devices/system/cpu/cpuidle does not exist in the captured tree: the kernel has no cpuidle (CONFIG_CPU_IDLE off), or it was not copied")
+	wantMissing(t, s, "memory.thp", "transparent_hugepage/ does not exist in the captured tree: the kernel has no transparent huge pages, or it was not copied")
+	s = runAreas(t, tree(t, "kvm", nil), Options{}, collectCPU, collectPower)
+	wantMissing(t, s, "cpu.governors", "cpu*/cpufreq exists in the captured tree: no cpufreq driver")
+}
