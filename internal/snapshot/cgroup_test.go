@@ -10,16 +10,19 @@ import (
 
 const appCg = "/sys/fs/cgroup/system.slice/app.service"
 
+// metalAppCgroup is what metal's proc/4242 (proc/self) runs under.
+var metalAppCgroup = Cgroup{
+	Version: 2, Path: "/system.slice/app.service",
+	CPUQuotaUS: 200000, CPUPeriodUS: 100000, CPUQuotaDir: appCg,
+	CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Mems: []int{0, 1},
+	MemoryMaxBytes: 17179869184,
+	NrPeriods:      1843200, NrThrottled: 412377, ThrottledUS: 9823412345,
+}
+
 func TestCgroupV2Metal(t *testing.T) {
 	t.Parallel()
 	s := runAreas(t, tree(t, "metal", nil), Options{}, collectCgroup)
-	wantEq(t, "cgroup", s.Cgroup, Cgroup{
-		Version: 2, Path: "/system.slice/app.service",
-		CPUQuotaUS: 200000, CPUPeriodUS: 100000, CPUQuotaDir: appCg,
-		CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Mems: []int{0, 1},
-		MemoryMaxBytes: 17179869184,
-		NrPeriods:      1843200, NrThrottled: 412377, ThrottledUS: 9823412345,
-	})
+	wantEq(t, "cgroup", s.Cgroup, metalAppCgroup)
 	if len(s.Unavailable) != 0 {
 		t.Errorf("unavailable = %v", s.Unavailable)
 	}
@@ -130,13 +133,7 @@ func TestCgroupProcSelfDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := runAreas(t, fs, Options{}, collectCgroup)
-	wantEq(t, "cgroup", s.Cgroup, Cgroup{
-		Version: 2, Path: "/system.slice/app.service",
-		CPUQuotaUS: 200000, CPUPeriodUS: 100000, CPUQuotaDir: appCg,
-		CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Mems: []int{0, 1},
-		MemoryMaxBytes: 17179869184,
-		NrPeriods:      1843200, NrThrottled: 412377, ThrottledUS: 9823412345,
-	})
+	wantEq(t, "cgroup", s.Cgroup, metalAppCgroup)
 	if len(s.Unavailable) != 0 {
 		t.Errorf("unavailable = %v", s.Unavailable)
 	}
