@@ -133,7 +133,7 @@ func checkGovernor(ctx *Context) Result {
 	// dynamic governor.
 	dynamicOK := hwp && (e.Matches("schedutil") || e.Matches("ondemand"))
 	good := func(g string) bool { return e.Matches(g) || (dynamicOK && g == "powersave") }
-	observed := valuesByCPU(s.CPU.Governors)
+	observed := valuesByCPU(s.CPU.Governors, s.CPU.Online)
 	if s.CPU.ScalingDriver != "" {
 		observed += ", driver " + s.CPU.ScalingDriver
 		switch {
@@ -363,7 +363,7 @@ func checkEPP(ctx *Context) Result {
 	if !ok {
 		return r
 	}
-	obs := valuesByCPU(s.CPU.EPP)
+	obs := valuesByCPU(s.CPU.EPP, s.CPU.Online)
 	cs := perCPUChanges(s.CPU.EPP, e.Matches, e.Value(), func(c int) string {
 		return cpuPath(c, "cpufreq/energy_performance_preference")
 	})

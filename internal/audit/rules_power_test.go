@@ -52,6 +52,9 @@ func init() {
 		ruleCase{Rule: "CPU-GOVERNOR", Name: "per-CPU cpufreq layout on powersave", Tree: "node_exporter", Want: Fail,
 			Check: all(observedContains("powersave (all 4 CPUs), driver intel_pstate"),
 				wantChange("/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor", "performance"))},
+		// procfs's tree: governors known for CPUs 0-1 of 8 online; "all" would be wrong.
+		ruleCase{Rule: "CPU-GOVERNOR", Name: "procfs tree, governor of 2 of 8 CPUs", Tree: "procfs", Want: Fail,
+			Check: all(observedContains("powersave on CPU 0-1, driver intel_pstate"), changeCount(2))},
 		// Defect 2: intel_pstate active without energy_performance_preference
 		// has no HWP, so powersave is not accepted as a dynamic HWP policy.
 		ruleCase{Rule: "CPU-GOVERNOR", Name: "intel_pstate active without HWP", Tree: "metal", Want: Fail,

@@ -38,40 +38,65 @@ type policy struct {
 }
 
 // cpufreqPolicies finds the policies on either sysfs layout: cpufreq/policyN
-// directories (kernels since 4.3), or, when there are none, the per-CPU
-// cpuN/cpufreq directories that older kernels have and that node_exporter's
-// fixture tree uses. On the older layout the CPUs of a shared policy link to
-// one directory, so CPUs are grouped by the directory they resolve to.
+// directories (kernels since 4.3), and the per-CPU cpuN/cpufreq directories
+// that older kernels have and node_exporter's fixture tree uses. A tree may
+// mix them (procfs's fixture has policy0 beside a real cpu1/cpufreq), so
+// both are read: a cpuN/cpufreq that resolves to a policy already seen, or
+// whose CPU a policy already governs, adds nothing. On the older layout the
+// CPUs of a shared policy link to one directory, so CPUs are grouped by the
+// directory they resolve to. A directory without scaling_driver or
+// scaling_governor is no policy.
 func cpufreqPolicies(c *collector) []policy {
 	var out []policy
+	index := map[string]int{} // resolved directory → out index
+	covered := map[int]bool{}
+	isPolicy := func(p string) bool {
+		return c.fs.Exists(p+"/scaling_driver") || c.fs.Exists(p+"/scaling_governor")
+	}
+	resolve := func(p string) string {
+		if r, err := c.fs.Resolve(p); err == nil {
+			return r
+		}
+		return p
+	}
 	dirs, _ := c.fs.Glob(cpuDir + "/cpufreq/policy[0-9]*")
 	sort.Slice(dirs, func(i, j int) bool { return policyNum(dirs[i]) < policyNum(dirs[j]) })
 	for _, p := range dirs {
-		out = append(out, policy{dir: p, cpus: policyCPUs(c, p, policyNum(p))})
-	}
-	if len(out) > 0 {
-		return out
-	}
-	perCPU, _ := c.fs.Glob(cpuDir + "/cpu[0-9]*/cpufreq")
-	sort.Slice(perCPU, func(i, j int) bool { return cpuDirNum(perCPU[i]) < cpuDirNum(perCPU[j]) })
-	index := map[string]int{}
-	for _, p := range perCPU {
-		if !c.fs.Exists(p+"/scaling_driver") && !c.fs.Exists(p+"/scaling_governor") {
+		if !isPolicy(p) {
 			continue
 		}
-		n := cpuDirNum(p)
-		real, err := c.fs.Resolve(p)
-		if err != nil {
-			real = p
+		pol := policy{dir: p, cpus: policyCPUs(c, p, policyNum(p))}
+		for _, n := range pol.cpus {
+			covered[n] = true
 		}
+		index[resolve(p)] = len(out)
+		out = append(out, pol)
+	}
+	fromPolicyDirs := len(out)
+	perCPU, _ := c.fs.Glob(cpuDir + "/cpu[0-9]*/cpufreq")
+	sort.Slice(perCPU, func(i, j int) bool { return cpuDirNum(perCPU[i]) < cpuDirNum(perCPU[j]) })
+	for _, p := range perCPU {
+		n := cpuDirNum(p)
+		if covered[n] || !isPolicy(p) {
+			continue
+		}
+		real := resolve(p)
 		if i, ok := index[real]; ok {
-			if !containsInt(out[i].cpus, n) {
+			// A link to a policyN directory adds no CPU: its affected_cpus
+			// (online CPUs only) is the authority. On the old layout the
+			// links are how a shared policy names its CPUs.
+			if i >= fromPolicyDirs {
 				out[i].cpus = append(out[i].cpus, n)
+				covered[n] = true
 			}
 			continue
 		}
+		pol := policy{dir: p, cpus: policyCPUs(c, p, n)}
+		for _, m := range pol.cpus {
+			covered[m] = true
+		}
 		index[real] = len(out)
-		out = append(out, policy{dir: p, cpus: policyCPUs(c, p, n)})
+		out = append(out, pol)
 	}
 	return out
 }
@@ -79,15 +104,6 @@ func cpufreqPolicies(c *collector) []policy {
 func cpuDirNum(p string) int {
 	n, _ := strconv.Atoi(strings.TrimPrefix(path.Base(path.Dir(p)), "cpu"))
 	return n
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func cpufreq(c *collector) {

@@ -154,3 +154,13 @@ func TestAbsenceInCapturedTreeIsNotAClaim(t *testing.T) {
 	s = runAreas(t, tree(t, "kvm", nil), Options{}, collectCPU, collectPower)
 	wantMissing(t, s, "cpu.governors", "cpu*/cpufreq exists in the captured tree: no cpufreq driver")
 }
+
+// procfs's tree mixes the layouts: cpufreq/policy0 (CPU 0), an empty
+// cpufreq/policy1, and a real cpu1/cpufreq directory. Both CPUs' governors
+// are read; the empty policy directory claims no CPU.
+func TestPowerMixedLayoutProcfs(t *testing.T) {
+	s := runAreas(t, tree(t, "procfs", nil), Options{}, collectCPU, collectPower)
+	wantEq(t, "governors", s.CPU.Governors, map[string][]int{"powersave": {0, 1}})
+	wantEq(t, "driver", s.CPU.ScalingDriver, "intel_pstate")
+	wantEq(t, "min/max", []int64{s.CPU.MinKHz, s.CPU.MaxKHz}, []int64{800000, 2400000})
+}
