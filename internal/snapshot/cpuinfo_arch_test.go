@@ -22,6 +22,7 @@ func TestArchFromRealCPUInfo(t *testing.T) {
 		"testdata/cpuinfo/riscv64.txt":                       {arch: "riscv64"},
 		"testdata/cpuinfo/loongarch64.txt":                   {arch: "loongarch64"},
 		"testdata/cpuinfo/mips64-octeon.txt":                 {arch: "mips64"},
+		"testdata/cpuinfo/i386-xenpara.txt":                  {arch: "i686"}, // a 32-bit kernel on a CPU with lm
 		"testdata/cpuinfo/ppc64-power7.txt":                  {reason: "POWER CPU (POWER7 (architected), altivec supported) but not the kernel's byte order"},
 		filepath.Join(fixture.Dir("procfs"), "proc/cpuinfo"): {arch: "x86_64"},
 		filepath.Join(fixture.Dir("metal"), "proc/cpuinfo"):  {arch: "x86_64"},

@@ -133,7 +133,9 @@ func (ci *cpuInfo) arch() (arch, reason string) {
 		}
 		return "s390", ""
 	case f["vendor_id"] != "" && f["flags"] != "":
-		if has("flags", "lm") {
+		// A 32-bit kernel prints fdiv_bug, f00f_bug and coma_bug
+		// (arch/x86/kernel/cpu/proc.c, CONFIG_X86_32), also on a CPU with lm.
+		if has("flags", "lm") && f["fdiv_bug"] == "" {
 			return "x86_64", ""
 		}
 		return "i686", ""
