@@ -13,7 +13,7 @@ import (
 //
 // Vulnerability files are kept as the kernel's exact text ("Mitigation:
 // Clear CPU buffers; SMT vulnerable"): rules match on it, and
-// sysfs.CPUVulnerabilities normalises it into a state and a remainder.
+// ClassifyVulnerability (vuln.go) classes it.
 func collectKernel(c *collector) {
 	k := &c.s.Kernel
 	for _, f := range []struct {

@@ -29,7 +29,9 @@ var VulnStates = []VulnState{VulnNotAffected, VulnMitigated, VulnVulnerable, Vul
 // the state depends on the hypervisor). itlb_multihit prefixes its text with
 // "KVM: " ("KVM: Mitigation: VMX unsupported", "KVM: Mitigation: Split huge
 // pages", "KVM: Vulnerable"): the prefix names the component, not the state.
-// Anything else is unknown.
+// Anything else is unknown. procfs's sysfs.CPUVulnerabilities classes by
+// prefix too, but without the "KVM: " and "Processor vulnerable" forms, so
+// it calls itlb_multihit unknown on most Intel servers.
 func ClassifyVulnerability(text string) VulnState {
 	t := strings.TrimSpace(text)
 	t = strings.TrimPrefix(t, "KVM: ")
