@@ -65,6 +65,16 @@ func TestThirdPartyTrees(t *testing.T) {
 				t.Errorf("%s/%s --fail-on info: exit %d, want %d (%d failing), stderr %q", tree, w, code, want, rep.Summary.Fail, stderr)
 			}
 		}
+		// Their processes, as --pid targets (procfs's 26231 has limits,
+		// status, mountinfo and cgroup files; node_exporter's only stat and
+		// mountinfo).
+		pids := map[string][]string{"procfs": {"26231", "27079"}, "node_exporter": {"1", "10"}}[tree]
+		for _, pid := range pids {
+			code, out, stderr := runCLI(t, "audit", "--root", root, "--pid", pid, "--workload", "kv", "--format", "json")
+			if code != 0 || strings.Contains(out, `"status": "error"`) {
+				t.Errorf("%s --pid %s: exit %d, stderr %q, error findings: %v", tree, pid, code, stderr, strings.Contains(out, `"status": "error"`))
+			}
+		}
 		for _, format := range []string{"text", "md", "prom"} {
 			code, out, stderr := runCLI(t, "audit", "--root", root, "--format", format, "--trusted", "-v")
 			if code != 0 || strings.TrimSpace(out) == "" {
