@@ -11,7 +11,7 @@ import (
 // errors) with the fix, and the counts. With verbose every rule is a row.
 func (r *Report) WriteMarkdown(w io.Writer, verbose bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## perflab audit: %s, workload `%s`%s\n\n", mdCell(hostOrUnknown(r.Host)), r.Workload.Name, trustedWord(r.Workload.Trusted))
+	fmt.Fprintf(&b, "## perflab audit: %s, workload `%s`%s\n\n", mdCell(hostOrUnknown(r.Host)), r.Workload.Label(), trustedWord(r.Workload.Trusted))
 	fmt.Fprintf(&b, "Snapshot `%s` taken %s (%s), perflab %s.\n\n", r.SnapshotID, r.TakenAt.UTC().Format("2006-01-02 15:04:05 UTC"), r.sourceWord(), r.Perflab)
 
 	var rows []Finding

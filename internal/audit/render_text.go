@@ -26,7 +26,7 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	}
 	st := o.Style
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s, workload %s%s, %s\n", st.Bold("perflab audit:"), hostOrUnknown(r.Host), r.Workload.Name,
+	fmt.Fprintf(&b, "%s %s, workload %s%s, %s\n", st.Bold("perflab audit:"), hostOrUnknown(r.Host), r.Workload.Label(),
 		trustedWord(r.Workload.Trusted), r.sourceWord())
 
 	for sev := Critical; sev >= Info; sev-- {

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,41 @@ func TestTextKeepsLongCommandsWhole(t *testing.T) {
 	_ = r.WriteText(&b, TextOptions{Width: 60})
 	if !strings.Contains(b.String(), long+"\n") {
 		t.Errorf("long fix wrapped:\n%s", b.String())
+	}
+}
+
+// Defect 11: every alias names a built-in, resolves to a copy of it that
+// remembers the alias, and reports show "alias → class".
+func TestWorkloadAliases(t *testing.T) {
+	want := map[string]string{"redis": "kv", "memcached": "kv", "nginx": "web", "mysql": "database",
+		"mariadb": "database", "postgresql": "database", "java": "jvm", "etcd": "database"}
+	for alias, class := range want {
+		w, err := ResolveWorkload(alias)
+		if err != nil {
+			t.Fatalf("%s: %v", alias, err)
+		}
+		base, _ := LookupWorkload(class)
+		if w.Name != class || w.Alias != alias || w.Base() != class || !reflect.DeepEqual(w.Targets, base.Targets) {
+			t.Errorf("%s: name %q alias %q base %q, want %s with its targets", alias, w.Name, w.Alias, w.Base(), class)
+		}
+		if w.Label() != alias+" → "+class {
+			t.Errorf("%s: label %q", alias, w.Label())
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range Workloads() {
+		known[n] = true
+	}
+	for _, a := range WorkloadAliases() {
+		if !known[a.Workload] || known[a.Name] {
+			t.Errorf("alias %s → %s: target not built in, or alias shadows a built-in", a.Name, a.Workload)
+		}
+	}
+	if w, _ := LookupWorkload("Redis"); w == nil || w.Alias != "redis" {
+		t.Errorf("aliases are case-insensitive: %+v", w)
+	}
+	p, err := ParseProfile("mine.yaml", []byte("extends: redis\n"))
+	if err != nil || p.Base() != "kv" || p.Alias != "" || p.Label() != "mine" {
+		t.Errorf("profile extending an alias: %+v, %v", p, err)
 	}
 }

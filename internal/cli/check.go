@@ -64,7 +64,7 @@ interrupted the measurements: what was measured is stored and reported).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, e, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.workload, "workload", "w", "general", "workload: "+strings.Join(audit.Workloads(), "|")+", or a YAML profile file")
+	fl.StringVarP(&f.workload, "workload", "w", "general", audit.WorkloadFlagHelp())
 	fl.BoolVar(&f.trusted, "trusted", false, "the host is single-tenant and runs only trusted code (judge mitigations and audit as performance costs)")
 	fl.StringVarP(&f.html, "output", "o", DefaultCheckReport, "write the HTML report to FILE ('' for none)")
 	f.out.allowed = []string{"text", "html", "md", "json"}
@@ -87,7 +87,7 @@ interrupted the measurements: what was measured is stored and reported).`,
 		return f.out.allowed, cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc("workload", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return audit.Workloads(), cobra.ShellCompDirectiveDefault
+		return audit.WorkloadNames(), cobra.ShellCompDirectiveDefault
 	})
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"none", "info", "low", "medium", "high", "critical"}, cobra.ShellCompDirectiveNoFileComp
@@ -186,7 +186,7 @@ func runCheck(cmd *cobra.Command, e *env, f *checkFlags) error {
 			fmt.Fprintln(e.stderr, "note: "+n)
 		}
 		fmt.Fprintf(e.stderr, "perflab check: auditing for %s, then measuring %d probe(s)%s (Ctrl-C stops cleanly)\n",
-			w.Name, len(plan.Items), budgetWords(plan.Items))
+			w.Label(), len(plan.Items), budgetWords(plan.Items))
 	}
 
 	res, err := check.Run(cmd.Context(), opt)

@@ -85,7 +85,7 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 			}
 			go x.Run(cmd.Context(), func(err error) { fmt.Fprintf(e.stderr, "perflab: refresh: %v\n", err) })
 			err = x.Serve(cmd.Context(), listen, func(a net.Addr) {
-				fmt.Fprintf(e.stderr, "perflab exporter listening on http://%s/metrics (workload %s, refresh every %s)\n", a, w.Name, interval)
+				fmt.Fprintf(e.stderr, "perflab exporter listening on http://%s/metrics (workload %s, refresh every %s)\n", a, w.Label(), interval)
 			})
 			if err != nil {
 				return clierr.Runtimef("pick a free address with --listen", "cannot listen on %s: %v", listen, err)
@@ -95,7 +95,7 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9567", "address to serve /metrics on")
 	cmd.Flags().DurationVar(&interval, "interval", time.Minute, "how often to re-read the host (a scrape never does)")
-	cmd.Flags().StringVar(&workload, "workload", "general", "workload (or profile file) the audit judges for")
+	cmd.Flags().StringVar(&workload, "workload", "general", "workload (built-in, application alias such as redis, or profile file) the audit judges for")
 	cmd.Flags().BoolVar(&trusted, "trusted", false, "the host runs only your own code (mitigations policy)")
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
 	cmd.Flags().StringVar(&db, "db", "", "bench store (default: $XDG_DATA_HOME/perflab/perflab.db)")

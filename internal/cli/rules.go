@@ -142,6 +142,14 @@ func printWorkloads(w io.Writer, format string, st termfmt.Style) error {
 	for _, n := range names {
 		fmt.Fprintf(w, "%-15s %s\n", st.Bold(n), audit.WorkloadInfo(n))
 	}
+	fmt.Fprintln(w, "\nApplications pick the class that fits them:")
+	for _, a := range audit.WorkloadAliases() {
+		line := fmt.Sprintf("  %-12s → %s", a.Name, a.Workload)
+		if a.Why != "" {
+			line += "  (" + a.Why + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintln(w, "\nA YAML profile file extends one of them: 'perflab audit --workload my.yaml' (see docs/audit.md).")
 	return nil
 }

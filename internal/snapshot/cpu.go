@@ -163,8 +163,10 @@ func cpuNUMA(c *collector) {
 		}
 		node := NUMANode{ID: n}
 		p := path.Join(dir, e.Name())
-		if v, err := c.fs.ReadString(p + "/cpulist"); err == nil {
-			node.CPUs, _ = cpuset.ParseList(v)
+		if v, err := c.fs.ReadString(p + "/cpulist"); err != nil {
+			c.missErr(fmt.Sprintf("cpu.numa.%d.cpus", n), p+"/cpulist", err)
+		} else if node.CPUs, err = cpuset.ParseList(v); err != nil {
+			c.miss(fmt.Sprintf("cpu.numa.%d.cpus", n), p+"/cpulist: "+err.Error())
 		}
 		if data, err := c.fs.ReadFile(p + "/meminfo"); err == nil {
 			m := nodeMeminfo(data)

@@ -71,6 +71,17 @@ func (c *collector) miss(fact, reason string) {
 	c.s.Unavailable[fact] = reason
 }
 
+// kernelLacks words the absence of a kernel interface. On a live host it
+// means the kernel lacks it: claim, then the missing path. A tree captured
+// elsewhere holds only what was copied, so there the claim is one of two
+// explanations.
+func (c *collector) kernelLacks(claim, missing string) string {
+	if c.fs.Live() {
+		return claim + ": " + missing
+	}
+	return missing + " in the captured tree: " + claim + ", or it was not copied"
+}
+
 // missErr records a read error for a fact, in hostfs's words.
 func (c *collector) missErr(fact, path string, err error) {
 	c.miss(fact, hostfs.Reason(path, err))

@@ -223,6 +223,9 @@ func (t *textWriter) net(s *Snapshot) {
 	}
 	ct := s.Net.Conntrack
 	conn := "conntrack not loaded"
+	if s.Missing("net.conntrack.loaded") != "" {
+		conn = "conntrack unknown"
+	}
 	if ct.Loaded {
 		conn = fmt.Sprintf("conntrack %d/%d entries", ct.Count, ct.Max)
 		if ct.Max > 0 {

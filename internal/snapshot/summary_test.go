@@ -73,3 +73,19 @@ func TestTxtBytes(t *testing.T) {
 		wantEq(t, "txtBytes", txtBytes(in), want)
 	}
 }
+
+// procfs's tree has no evidence about nf_conntrack: the summary must not
+// say it is not loaded.
+func TestWriteTextConntrackUnknown(t *testing.T) {
+	s, err := Collect(tree(t, "procfs", nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := s.WriteText(&b, termfmt.Style{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "conntrack unknown") || strings.Contains(out, "conntrack not loaded") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
