@@ -122,6 +122,6 @@ func TestParseSizeKiB(t *testing.T) {
 // unknown, not an empty set.
 func TestNUMANodeWithoutCPUList(t *testing.T) {
 	s := runAreas(t, tree(t, "procfs", nil), Options{}, collectCPU)
-	wantMissing(t, s, "cpu.numa.1.cpus", "node1/cpulist does not exist")
-	wantMissing(t, s, "cpu.numa.2.cpus", "node2/cpulist does not exist")
+	wantMissing(t, s, "cpu.numa[1].cpus", "node1/cpulist does not exist")
+	wantMissing(t, s, "cpu.numa[2].cpus", "node2/cpulist does not exist")
 }
