@@ -120,7 +120,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]*run.Run, error) {
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	q += ` ORDER BY started DESC, id`
+	q += ` ORDER BY started DESC, ` + s.d.byteOrder("id")
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
@@ -265,7 +265,7 @@ func (s *Store) resolve(ctx context.Context, table, what, prefix string) (string
 	}
 	// substr rather than LIKE: an id is user input, and LIKE would treat
 	// its % and _ as wildcards.
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM `+table+` WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6`), len(prefix), prefix)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM `+table+` WHERE substr(id, 1, ?) = ? ORDER BY `+s.d.byteOrder("id")+` LIMIT 6`), len(prefix), prefix)
 	if err != nil {
 		return "", err
 	}
