@@ -86,6 +86,7 @@ on a read-only mount, owned by root); import and rm need write access.`,
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
 	cmd.AddCommand(newRunsListCmd(e, &db), newRunsShowCmd(e, &db), newRunsExportCmd(e, &db), newRunsImportCmd(e, &db), newRunsRmCmd(e, &db))
+	cmd.AddCommand(newRunsPushCmd(e, &db), newRunsHistoryCmd(e, &db))
 	return cmd
 }
 
