@@ -51,11 +51,15 @@
 // between-run noise.
 //
 // After the search, each change point's magnitude is measured between its
-// neighbouring change points: the medians of the segments on either side
-// and the relative change of the median.
+// neighbouring change points: the medians of the segments on either side,
+// the relative change of the median, and a 95% interval for the shift
+// (Hodges–Lehmann: the median of all pairwise differences after − before,
+// with the distribution-free interval that inverts the Mann–Whitney test),
+// relative to the median before.
 package changepoint
 
 import (
+	"encoding/json"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -100,7 +104,15 @@ type Point struct {
 	Before float64 `json:"before"` // median of the segment before
 	After  float64 `json:"after"`  // median of the segment after
 	Change float64 `json:"change"` // (After − Before) / |Before|; NaN when Before is 0
+	// ChangeLo and ChangeHi bound the shift at 95% (Hodges–Lehmann, the
+	// interval that inverts the Mann–Whitney test), relative to |Before|;
+	// ±Inf when the segments are too short for that confidence.
+	ChangeLo float64 `json:"change_lo"`
+	ChangeHi float64 `json:"change_hi"`
 }
+
+// ShiftConfidence is the confidence of Point.ChangeLo/ChangeHi.
+const ShiftConfidence = 0.95
 
 // Detect returns the change points of xs in index order. NaN and ±Inf
 // values are not measurements: the caller must drop them first (Detect
@@ -149,9 +161,11 @@ func measure(xs []float64, points []Point) {
 		p := &points[i]
 		p.Before = stats.Median(xs[lo:p.Index])
 		p.After = stats.Median(xs[p.Index:hi])
-		p.Change = math.NaN()
+		p.Change, p.ChangeLo, p.ChangeHi = math.NaN(), math.NaN(), math.NaN()
 		if p.Before != 0 {
-			p.Change = (p.After - p.Before) / math.Abs(p.Before)
+			_, lo, hi := stats.HodgesLehmann(xs[lo:p.Index], xs[p.Index:hi], ShiftConfidence)
+			b := math.Abs(p.Before)
+			p.Change, p.ChangeLo, p.ChangeHi = (p.After-p.Before)/b, lo/b, hi/b
 		}
 	}
 }
@@ -277,4 +291,26 @@ func seed(xs []float64, given uint64) uint64 {
 		h.Write(b[:])
 	}
 	return h.Sum64()
+}
+
+// MarshalJSON writes non-finite numbers (no change from a zero median, an
+// interval the segments are too short for) as null, which JSON can hold.
+func (p Point) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Index    int      `json:"index"`
+		PValue   float64  `json:"pvalue"`
+		Q        float64  `json:"q"`
+		Before   float64  `json:"before"`
+		After    float64  `json:"after"`
+		Change   *float64 `json:"change"`
+		ChangeLo *float64 `json:"change_lo"`
+		ChangeHi *float64 `json:"change_hi"`
+	}{p.Index, p.PValue, p.Q, p.Before, p.After, finite(p.Change), finite(p.ChangeLo), finite(p.ChangeHi)})
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }

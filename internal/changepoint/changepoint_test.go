@@ -1,9 +1,11 @@
 package changepoint
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -17,7 +19,7 @@ func noise(r *rand.Rand, n int, mean, sd float64) []float64 {
 
 func TestOneStepFoundAtItsIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	exact, extra := 0, 0
+	exact, extra, covered := 0, 0, 0
 	const trials = 100
 	for i := 0; i < trials; i++ {
 		// 20 runs at 100 ± 2, then 20 at 90 ± 2: a 10% slowdown, 5 σ.
@@ -37,13 +39,21 @@ func TestOneStepFoundAtItsIndex(t *testing.T) {
 		if step.Index == 20 {
 			exact++
 		}
-		if c := step.Change; c > -0.07 || c < -0.13 {
-			t.Errorf("trial %d: change %.3f, want about -0.10", i, c)
+		if c := step.Change; c > -0.07 || c < -0.13 || step.ChangeLo > c || step.ChangeHi < c {
+			t.Errorf("trial %d: change %.3f [%.3f, %.3f], want about -0.10 inside its interval", i, c, step.ChangeLo, step.ChangeHi)
+		}
+		if step.ChangeLo <= -0.1 && step.ChangeHi >= -0.1 {
+			covered++
 		}
 	}
 	// Each side of the step is tested again at alpha 1%, so about 2
 	// spurious points in 100 trials are expected.
-	t.Logf("exact index in %d of %d trials; %d spurious points", exact, trials, extra)
+	t.Logf("exact index in %d of %d trials; %d spurious points; 95%% interval covers -10%% in %d", exact, trials, extra, covered)
+	// The interval is relative to the estimated median before, not the
+	// true 100, so its coverage of -10% is a little under 95%.
+	if covered < 85 {
+		t.Errorf("the 95%% interval covers the true change in only %d of %d trials", covered, trials)
+	}
 	if exact < 95 || extra > 5 {
 		t.Errorf("exact index in %d of %d trials (want ≥ 95), %d spurious points (want ≤ 5)", exact, trials, extra)
 	}
@@ -176,4 +186,17 @@ func naiveBest(z []float64, m int) (int, int, float64) {
 		}
 	}
 	return bt, bk, bq
+}
+
+func TestJSONWithoutInterval(t *testing.T) {
+	// Segments of 2 are too short for a 95% interval, and a median of 0
+	// before has no relative change: both must still encode.
+	pts := Detect([]float64{0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9}, Options{MinSegment: 2})
+	if len(pts) != 1 {
+		t.Fatalf("points %+v", pts)
+	}
+	b, err := json.Marshal(pts)
+	if err != nil || !strings.Contains(string(b), `"change":null`) {
+		t.Errorf("json %s, %v", b, err)
+	}
 }
