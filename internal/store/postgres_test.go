@@ -233,3 +233,26 @@ func TestPushIdempotent(t *testing.T) {
 		t.Errorf("%d runs after two pushes, want 6", len(all))
 	}
 }
+
+// TestManySamples crosses the sample batch boundary on both backends.
+func TestManySamples(t *testing.T) {
+	lite, _ := openTemp(t)
+	pg, _ := openPG(t)
+	r := newRun("big", "", "cpu", "", time.Unix(1, 0))
+	r.Samples = nil
+	for i := 0; i < 2*sampleBatch+7; i++ {
+		r.Samples = append(r.Samples, run.Sample{Metric: "zeta", Iteration: i, Value: float64(i)}, run.Sample{Metric: "alpha", Iteration: i, Value: -float64(i)})
+	}
+	for _, s := range []*Store{lite, pg} {
+		if err := s.SaveRun(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Run(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Samples, r.Samples) {
+			t.Errorf("%s: %d samples back, want %d in order", s.Path, len(got.Samples), len(r.Samples))
+		}
+	}
+}
