@@ -138,7 +138,7 @@ func TestEdgeCases(t *testing.T) {
 	}
 }
 
-// TestBestSplitMatchesDefinition checks the prefix-sum search against Q̂
+// TestBestSplitMatchesDefinition checks the running-sum search against Q̂
 // computed straight from its definition.
 func TestBestSplitMatchesDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))

@@ -37,7 +37,13 @@ type Series struct {
 	Better  run.Better `json:"better"`
 	Points  []Point    `json:"points"`
 	Changes []Change   `json:"changes"`
+	// Older counts the runs older than the MaxRuns newest, left out.
+	Older int `json:"older,omitempty"`
 }
+
+// MaxRuns is how many of a series' newest runs are searched: the search
+// costs O(runs²) per permutation, about 2 s at 1000 runs.
+const MaxRuns = 1000
 
 // Point is one run's value.
 type Point struct {
@@ -81,6 +87,10 @@ func Build(runs []*run.Run, probe, metric string, o changepoint.Options) []*Seri
 	out := make([]*Series, 0, len(groups))
 	for _, s := range groups {
 		sort.SliceStable(s.Points, func(i, j int) bool { return s.Points[i].Started.Before(s.Points[j].Started) })
+		if len(s.Points) > MaxRuns {
+			s.Older = len(s.Points) - MaxRuns
+			s.Points = s.Points[s.Older:]
+		}
 		s.detect(o)
 		out = append(out, s)
 	}

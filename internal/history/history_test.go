@@ -187,3 +187,16 @@ func TestSparkline(t *testing.T) {
 		t.Errorf("flat sparkline %q", got)
 	}
 }
+
+func TestNewestRunsOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	var runs []*run.Run
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < MaxRuns+5; i++ {
+		runs = append(runs, mkRun(fmt.Sprintf("r%04d", i), "h1", "", t0.Add(time.Duration(i)*time.Minute), 100, r))
+	}
+	s := Build(runs, "cpu", "events_per_sec.t1", changepoint.Options{})[0]
+	if len(s.Points) != MaxRuns || s.Older != 5 || s.Points[0].RunID != "r0005" || !strings.Contains(s.title(), "5 older left out") {
+		t.Errorf("%d points, %d older, first %s", len(s.Points), s.Older, s.Points[0].RunID)
+	}
+}

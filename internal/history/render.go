@@ -147,10 +147,14 @@ func (s *Series) title() string {
 	if s.Params != "" {
 		t += " (" + s.Params + ")"
 	}
-	if len(s.Points) == 1 {
-		return t + ": 1 run"
+	older := ""
+	if s.Older > 0 {
+		older = fmt.Sprintf(" (the newest; %d older left out)", s.Older)
 	}
-	return t + fmt.Sprintf(": %d runs", len(s.Points))
+	if len(s.Points) == 1 {
+		return t + ": 1 run" + older
+	}
+	return t + fmt.Sprintf(": %d runs", len(s.Points)) + older
 }
 
 func (s *Series) rangeLine() string {
