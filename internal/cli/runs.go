@@ -70,17 +70,22 @@ func newRunsCmd(e *env) *cobra.Command {
 	var db string
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, export, import and delete stored benchmark runs",
+		Short: "List, show, export, import, delete, push and chart stored benchmark runs",
 		Long: `runs manages the run database that 'perflab bench' writes (default
-$XDG_DATA_HOME/perflab/perflab.db; --db for another). A run id may be
+$XDG_DATA_HOME/perflab/perflab.db; --db for another file, or
+postgres://user@host/dbname for a shared PostgreSQL store). A run id may be
 abbreviated to any unique prefix, as with git. list, show and export only
 read, so they work on a database this user may not write (shared read-only,
-on a read-only mount, owned by root); import and rm need write access.`,
+on a read-only mount, owned by root); import and rm need write access.
+push uploads a local history into a shared store; history charts a metric
+over time with its change points.`,
 		Example: `  perflab runs list --label before
   perflab runs show 3f2a9c
   perflab runs export --label node7 -o node7.json
   perflab runs import node7.json --db /srv/perflab/fleet.db
-  perflab runs rm 3f2a9c`,
+  perflab runs rm 3f2a9c
+  perflab runs push --db postgres://perflab@db.example/perflab
+  perflab runs history cpu events_per_sec.t1 --host node7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
