@@ -51,6 +51,8 @@ func storeOpenErr(err error) error {
 		return clierr.Wrap(clierr.Usage, err, "store runs with 'perflab bench' first, or check --db")
 	case errors.Is(err, store.ErrBadPath), errors.Is(err, store.ErrNotPerflab):
 		return clierr.Usagef("check --db", "%v", err)
+	case errors.Is(err, store.ErrUnreachable):
+		return clierr.Wrap(clierr.Runtime, err, "is the server running, and the host and port in --db right?")
 	case errors.Is(err, store.ErrReadOnly):
 		return clierr.Wrap(clierr.Runtime, err, "this command writes: make the database and its directory writable for this user, or use another --db; runs list/show/export, compare and report only read and work on it as it is")
 	}

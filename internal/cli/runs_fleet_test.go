@@ -146,7 +146,7 @@ func TestRunsPushBadInput(t *testing.T) {
 		{[]string{"runs", "push", "--from", lite}, "needs --db"},
 		{[]string{"runs", "push", "--db", lite, "--from", lite}, "same store"},
 		{[]string{"runs", "push", "--db", "postgres://u:hunter2@[::1", "--from", lite}, "bad database path"},
-		{[]string{"runs", "push", "--db", "postgres://u@127.0.0.1:1/x?connect_timeout=2", "--from", lite}, "cannot connect to PostgreSQL"},
+		{[]string{"runs", "push", "--db", "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=2", "--from", lite}, "cannot connect to PostgreSQL"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Contains(errs, "hunter2") {

@@ -44,16 +44,16 @@ func runPush(cmd *cobra.Command, e *env, out *outputFlags, db, from string) erro
 	if db == from {
 		return clierr.Usagef("name another store with --from or --db", "--from and --db are the same store")
 	}
-	src, err := openStoreReadOnly(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
 	dst, err := openStore(db)
 	if err != nil {
 		return err
 	}
 	defer dst.Close()
+	src, err := openStoreReadOnly(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
 	res, err := store.Push(cmd.Context(), dst, src, pushProgress(e.stderr))
 	if err != nil {
 		return clierr.Runtimef("the runs pushed so far are stored; run the same push again to continue", "%v (%d runs pushed)", err, res.Added)

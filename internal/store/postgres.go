@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -12,6 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
+
+// ErrUnreachable is returned by Open and OpenReadOnly when the PostgreSQL
+// server cannot be reached.
+var ErrUnreachable = errors.New("cannot connect to PostgreSQL")
 
 // IsPostgres reports whether dsn names a PostgreSQL store (a postgres:// or
 // postgresql:// URL) rather than a SQLite file.
@@ -72,7 +77,7 @@ func openPostgres(dsn string, readOnly bool) (*Store, error) {
 func redactDSN(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "the PostgreSQL URL given"
+		return "(unparsable PostgreSQL URL)"
 	}
 	q := u.Query()
 	if q.Has("password") {
@@ -106,7 +111,17 @@ func pgErr(err error) error {
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("cannot connect to PostgreSQL (is the server running and the host and port right?): %w", err)
+		// pgx tries every address (and TLS, then plain) and lists each
+		// failure; the first network error says it once.
+		var ne *net.OpError
+		if errors.As(err, &ne) {
+			return fmt.Errorf("%w: %v", ErrUnreachable, ne)
+		}
+		var de *net.DNSError
+		if errors.As(err, &de) {
+			return fmt.Errorf("%w: %v", ErrUnreachable, de)
+		}
+		return fmt.Errorf("%w: %v", ErrUnreachable, errors.Unwrap(ce))
 	}
 	return fmt.Errorf("cannot read the PostgreSQL database: %w", err)
 }
