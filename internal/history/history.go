@@ -9,8 +9,9 @@
 //
 // A series is one host and one set of probe parameters and placement: runs
 // with different parameters or CPUs are different measurements (as in
-// compare) and get series of their own. Failed runs and runs without the
-// metric are left out.
+// compare) and get series of their own. Failed, interrupted and otherwise
+// incomplete runs, whose medians come from a cut-short measurement, and
+// runs without the metric are left out.
 package history
 
 import (
@@ -73,7 +74,7 @@ type Change struct {
 func Build(runs []*run.Run, probe, metric string, o changepoint.Options) []*Series {
 	groups := map[string]*Series{}
 	for _, r := range runs {
-		if r.Probe != probe || r.Stop == run.StopFailed {
+		if r.Probe != probe || !r.Complete || r.Stop == run.StopFailed || r.Stop == run.StopInterrupted {
 			continue
 		}
 		vs := r.Values(metric)

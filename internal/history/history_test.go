@@ -123,8 +123,14 @@ func TestMissingSnapshotNamed(t *testing.T) {
 func TestSkipsFailedAndOtherMetrics(t *testing.T) {
 	runs, _ := stepRuns()
 	runs[0].Stop = run.StopFailed // other-params, newest-first order
-	if got := Build(runs, "cpu", "events_per_sec.t1", changepoint.Options{}); len(got) != 2 {
-		t.Errorf("failed run kept: %d series", len(got))
+	runs[1].Stop = run.StopInterrupted
+	runs[1].Complete = false // other-host
+	if got := Build(runs, "cpu", "events_per_sec.t1", changepoint.Options{}); len(got) != 1 || len(got[0].Points) != 24 {
+		t.Errorf("failed or interrupted run kept: %d series", len(got))
+	}
+	runs[2].Complete = false // the newest run of h1
+	if got := Build(runs, "cpu", "events_per_sec.t1", changepoint.Options{}); len(got[0].Points) != 23 {
+		t.Errorf("incomplete run kept: %d points", len(got[0].Points))
 	}
 	if got := Build(runs, "cpu", "nope", changepoint.Options{}); len(got) != 0 {
 		t.Errorf("unknown metric: %d series", len(got))
