@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,7 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -26,6 +29,7 @@ func Postgres(t testing.TB) string {
 	if bin == "" {
 		Unavailable(t, "PostgreSQL server binaries not installed (Debian package postgresql; scripts/test installs it)")
 	}
+	sweepPostgres(bin)
 	dir, run := postgresDir(t)
 	data, logf := filepath.Join(dir, "data"), filepath.Join(dir, "log")
 	if out, err := run(filepath.Join(bin, "initdb"), "-D", data, "-U", "perflab", "-A", "trust",
@@ -56,6 +60,32 @@ func Postgres(t testing.TB) string {
 
 var pgSeq atomic.Int64
 
+// sweepPostgres stops and removes the servers of test processes that died
+// before their cleanup ran (killed, or stopped by a closed pipe): each
+// server's directory names the pid of the test process that made it.
+func sweepPostgres(bin string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "perflab-pg-*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "owner.pid"))
+		if err != nil {
+			continue // being set up, or not ours
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue // its owner still runs (or cannot be judged)
+		}
+		stop := exec.Command(filepath.Join(bin, "pg_ctl"), "-D", filepath.Join(dir, "data"), "-m", "immediate", "-w", "stop")
+		if os.Geteuid() == 0 {
+			stop = exec.Command("runuser", "-u", "postgres", "--", stop.Path, "-D", filepath.Join(dir, "data"), "-m", "immediate", "-w", "stop")
+		}
+		_ = stop.Run() // not running is fine too
+		os.RemoveAll(dir)
+	}
+}
+
 // postgresBin is the newest /usr/lib/postgresql/N/bin with initdb.
 func postgresBin() string {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
@@ -79,6 +109,9 @@ func postgresDir(t testing.TB) (string, func(name string, args ...string) *exec.
 	t.Helper()
 	dir, err := os.MkdirTemp("", "perflab-pg-")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if os.Geteuid() != 0 {
