@@ -52,6 +52,8 @@ func storeOpenErr(err error) error {
 		return clierr.Wrap(clierr.Usage, err, "store runs with 'perflab bench' first, or check --db")
 	case errors.Is(err, store.ErrBadPath), errors.Is(err, store.ErrNotPerflab):
 		return clierr.Usagef("check --db", "%v", err)
+	case errors.Is(err, store.ErrUnreachable):
+		return clierr.Wrap(clierr.Runtime, err, "is the server running, and the host and port in --db right?")
 	case errors.Is(err, store.ErrReadOnly):
 		return clierr.Wrap(clierr.Runtime, err, "this command writes: make the database and its directory writable for this user, or use another --db; runs list/show/export, compare and report only read and work on it as it is")
 	}
@@ -71,22 +73,28 @@ func newRunsCmd(e *env) *cobra.Command {
 	var db string
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, export, import and delete stored benchmark runs",
+		Short: "List, show, export, import, delete, push and chart stored benchmark runs",
 		Long: `runs manages the run database that 'perflab bench' writes (default
-$XDG_DATA_HOME/perflab/perflab.db; --db for another). A run id may be
+$XDG_DATA_HOME/perflab/perflab.db; --db for another file, or
+postgres://user@host/dbname for a shared PostgreSQL store). A run id may be
 abbreviated to any unique prefix, as with git. list, show and export only
 read, so they work on a database this user may not write (shared read-only,
-on a read-only mount, owned by root); import and rm need write access.`,
+on a read-only mount, owned by root); import and rm need write access.
+push uploads a local history into a shared store; history charts a metric
+over time with its change points.`,
 		Example: `  perflab runs list --label before
   perflab runs show 3f2a9c
   perflab runs export --label node7 -o node7.json
   perflab runs import node7.json --db /srv/perflab/fleet.db
-  perflab runs rm 3f2a9c`,
+  perflab runs rm 3f2a9c
+  perflab runs push --db postgres://perflab@db.example/perflab
+  perflab runs history cpu events_per_sec.t1 --host node7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
 	cmd.AddCommand(newRunsListCmd(e, &db), newRunsShowCmd(e, &db), newRunsExportCmd(e, &db), newRunsImportCmd(e, &db), newRunsRmCmd(e, &db))
+	cmd.AddCommand(newRunsPushCmd(e, &db), newRunsHistoryCmd(e, &db))
 	return cmd
 }
 
