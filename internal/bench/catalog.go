@@ -319,3 +319,17 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// SetParam sets key to value on every planned item whose probe has that
+// parameter (server and client placement of tool probes) and reports
+// whether any has it.
+func (p *Plan) SetParam(key, value string) bool {
+	used := false
+	for i := range p.Items {
+		if _, ok := p.Items[i].Probe.Defaults(false)[key]; ok {
+			p.Items[i].Params[key] = value
+			used = true
+		}
+	}
+	return used
+}

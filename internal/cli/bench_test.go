@@ -43,7 +43,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "nosuch"}, `unknown suite or probe "nosuch"`},
 		{[]string{"bench"}, "name a suite or probe"},
 		{[]string{"bench", "syscall", "--dir", filepath.Join(dir, "missing")}, "is not a directory"},
-		{[]string{"bench", "syscall", "--cpus", "4000"}, "CPU 4000 is not available"},
+		{[]string{"bench", "syscall", "--cpus", "4000"}, "CPU 4000, which is not available"},
 		{[]string{"bench", "syscall", "--cpus", "x"}, `bad --cpus "x"`},
 		{[]string{"bench", "syscall", "--format", "xml"}, `unknown --format "xml"`},
 		{[]string{"bench", "syscall", "--param", "nokey=1"}, `no selected probe has a parameter "nokey"`},

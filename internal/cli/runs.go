@@ -1,18 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"sort"
-	"strings"
-	"text/tabwriter"
-	"time"
 
-	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
@@ -120,90 +116,16 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 			// No database yet is an answer, not a failure: nothing is
 			// stored, so the list is empty.
 			s, openErr := store.OpenReadOnly(*db)
-			noDB := errors.Is(openErr, store.ErrNoDatabase)
-			switch {
-			case noDB:
-			case openErr != nil:
+			if openErr != nil && !errors.Is(openErr, store.ErrNoDatabase) {
 				return storeOpenErr(openErr)
-			default:
+			}
+			if s != nil {
 				defer s.Close()
 			}
-			w, commit, err := out.open(e.stdout)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
 			if labels {
-				var ls []store.LabelCount
-				if !noDB {
-					if ls, err = s.Labels(ctx); err != nil {
-						return storeErr(err)
-					}
-				}
-				if out.format == "json" {
-					if ls == nil {
-						ls = []store.LabelCount{}
-					}
-					if err := writeJSON(w, ls); err != nil {
-						return err
-					}
-					return commit()
-				}
-				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "LABEL\tRUNS\tNEWEST")
-				for _, l := range ls {
-					fmt.Fprintf(tw, "%s\t%d\t%s\n", l.Label, l.Runs, l.Newest.Local().Format("2006-01-02 15:04"))
-				}
-				tw.Flush()
-				return commit()
+				return listLabels(cmd.Context(), e, &out, s)
 			}
-			var runs []*run.Run
-			if !noDB {
-				if runs, err = s.Runs(ctx, f); err != nil {
-					return storeErr(err)
-				}
-			}
-			if out.format == "json" {
-				type jrun struct {
-					ID       string    `json:"id"`
-					Started  time.Time `json:"started"`
-					Label    string    `json:"label,omitempty"`
-					Suite    string    `json:"suite,omitempty"`
-					Probe    string    `json:"probe"`
-					Host     string    `json:"host"`
-					Samples  int       `json:"samples"`
-					Complete bool      `json:"complete"`
-					Stop     run.Stop  `json:"stop"`
-				}
-				js := make([]jrun, 0, len(runs))
-				for _, r := range runs {
-					js = append(js, jrun{r.ID, r.Started, r.Label, r.Suite, r.Probe, r.Host, runIterations(r), r.Complete, r.Stop})
-				}
-				if err := writeJSON(w, js); err != nil {
-					return err
-				}
-				return commit()
-			}
-			switch {
-			case noDB:
-				fmt.Fprintf(e.stderr, "%v (run 'perflab bench quick' to store one)\n", openErr)
-				return commit()
-			case len(runs) == 0:
-				fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
-				return commit()
-			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tLABEL\tSUITE\tPROBE\tHOST\tN\tSTOP")
-			for _, r := range runs {
-				stop := string(r.Stop)
-				if !r.Complete {
-					stop += " (incomplete)"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", runShortID(r.ID), r.Started.Local().Format("2006-01-02 15:04"),
-					runsDash(r.Label), runsDash(r.Suite), r.Probe, r.Host, runIterations(r), stop)
-			}
-			tw.Flush()
-			return commit()
+			return listRuns(cmd.Context(), e, &out, s, f, openErr)
 		},
 	}
 	out.register(cmd, "text", "text", "json")
@@ -211,6 +133,55 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 	cmd.Flags().IntVar(&f.Limit, "limit", 0, "at most this many runs (0: all)")
 	cmd.Flags().BoolVar(&labels, "labels", false, "list the labels in use with their run counts instead")
 	return cmd
+}
+
+// listLabels prints the labels in use; s is nil when there is no database.
+func listLabels(ctx context.Context, e *env, out *outputFlags, s *store.Store) error {
+	ls := []store.LabelCount{}
+	if s != nil {
+		var err error
+		if ls, err = s.Labels(ctx); err != nil {
+			return storeErr(err)
+		}
+	}
+	return writeOut(out, e.stdout, func(w io.Writer) error {
+		if out.format == "json" {
+			if ls == nil {
+				ls = []store.LabelCount{}
+			}
+			return writeJSON(w, ls)
+		}
+		return report.Labels(w, ls)
+	})
+}
+
+// listRuns prints the runs matching f; s is nil when there is no
+// database (openErr says why).
+func listRuns(ctx context.Context, e *env, out *outputFlags, s *store.Store, f store.Filter, openErr error) error {
+	var runs []*run.Run
+	if s != nil {
+		var err error
+		if runs, err = s.Runs(ctx, f); err != nil {
+			return storeErr(err)
+		}
+	}
+	return writeOut(out, e.stdout, func(w io.Writer) error {
+		switch {
+		case out.format == "json":
+			ls := make([]run.Listing, 0, len(runs))
+			for _, r := range runs {
+				ls = append(ls, r.Listing())
+			}
+			return writeJSON(w, ls)
+		case s == nil:
+			fmt.Fprintf(e.stderr, "%v (run 'perflab bench quick' to store one)\n", openErr)
+			return nil
+		case len(runs) == 0:
+			fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
+			return nil
+		}
+		return report.RunsList(w, runs)
+	})
 }
 
 func newRunsShowCmd(e *env, db *string) *cobra.Command {
@@ -247,9 +218,9 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 			case "json":
 				err = writeJSON(w, r)
 			case "md":
-				err = writeBenchReport(w, []*run.Run{r}, "md", termfmt.Style{})
+				err = report.Bench(w, []*run.Run{r}, "md", termfmt.Style{})
 			default:
-				showRunText(w, r, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}, series, samples)
+				report.RunShow(w, r, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}, series, samples)
 			}
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
@@ -261,171 +232,6 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 	cmd.Flags().BoolVar(&series, "monitor", false, "print the whole monitor series, not only its summary")
 	cmd.Flags().BoolVar(&samples, "samples", false, "print every raw sample")
 	return cmd
-}
-
-func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool) {
-	writeRunText(w, r, r.Notes, st)
-	kv := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "  %-10s %s\n", k+":", v)
-		}
-	}
-	kv("id", r.ID)
-	kv("label", r.Label)
-	kv("suite", r.Suite)
-	kv("host", r.Host)
-	kv("snapshot", r.SnapshotID)
-	kv("started", r.Started.Local().Format(time.RFC3339))
-	kv("tool", strings.TrimSpace(r.Tool+" "+r.ToolVersion))
-	kv("command", strings.Join(r.Command, " "))
-	kv("params", runParamString(r.Params))
-	if r.CPUs == "" {
-		kv("cpus", "unpinned")
-	}
-	// Always shown, quiet or not: a quiet reading is what makes a noisy
-	// one on another run mean something. The note, when there is one,
-	// says what a noisy reading implies.
-	kv("host noise", bench.NoiseText(r.Noise))
-	if len(r.Monitor) > 0 {
-		fmt.Fprintln(w, "  host activity during the run (mean / max over "+fmt.Sprint(len(r.Monitor))+" s):")
-		for _, c := range presentColumns(r.Monitor) {
-			mean, mx, n := 0.0, math.Inf(-1), 0
-			for _, p := range r.Monitor {
-				v, ok := c.get(p)
-				if !ok {
-					continue
-				}
-				mean += v
-				mx = math.Max(mx, v)
-				n++
-			}
-			mean /= float64(n)
-			fmt.Fprintf(w, "    %-16s %10.1f / %-10.1f %s\n", c.name, mean, mx, c.unit)
-		}
-	}
-	if series && len(r.Monitor) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "t/s\t")
-		cols := presentColumns(r.Monitor)
-		for _, c := range cols {
-			fmt.Fprint(tw, c.short+"\t")
-		}
-		fmt.Fprintln(tw)
-		for _, p := range r.Monitor {
-			fmt.Fprintf(tw, "%.1f\t", p.T)
-			for _, c := range cols {
-				if v, ok := c.get(p); ok {
-					fmt.Fprintf(tw, "%.1f\t", v)
-				} else {
-					fmt.Fprint(tw, "-\t")
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
-	}
-	if samples {
-		for _, m := range r.Metrics {
-			vs := r.Values(m.Name)
-			parts := make([]string, len(vs))
-			for i, v := range vs {
-				parts[i] = fmt.Sprintf("%g", v)
-			}
-			fmt.Fprintf(w, "  %s (%s): %s\n", m.Name, m.Unit, strings.Join(parts, " "))
-		}
-	}
-}
-
-type monitorColumn struct {
-	name, short, unit string
-	// get reports a point's value, and false where the point lacks it
-	// (a field added after the run was stored, a source the host lacks).
-	get func(run.MonitorPoint) (float64, bool)
-}
-
-func always(f func(run.MonitorPoint) float64) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) { return f(p), true }
-}
-
-func optF(f func(run.MonitorPoint) *float64) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) {
-		if v := f(p); v != nil {
-			return *v, true
-		}
-		return 0, false
-	}
-}
-
-func optKiBtoMiB(f func(run.MonitorPoint) *int64) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) {
-		if v := f(p); v != nil {
-			return float64(*v) / 1024, true
-		}
-		return 0, false
-	}
-}
-
-var monitorColumns = []monitorColumn{
-	{"user", "usr%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.UserPct })},
-	{"system", "sys%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.SystemPct })},
-	{"iowait", "wa%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.IOWaitPct })},
-	{"irq+softirq", "si%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.IRQPct + p.SoftIRQPct })},
-	{"steal", "st%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.StealPct })},
-	{"context switches", "cs/s", "/s", always(func(p run.MonitorPoint) float64 { return p.CtxSwitches })},
-	{"interrupts", "in/s", "/s", always(func(p run.MonitorPoint) float64 { return p.Interrupts })},
-	{"softirqs", "sirq/s", "/s", always(func(p run.MonitorPoint) float64 { return p.SoftIRQs })},
-	{"run queue", "r", "runnable tasks", always(func(p run.MonitorPoint) float64 { return float64(p.RunQueue) })},
-	{"blocked", "b", "tasks in D state", always(func(p run.MonitorPoint) float64 { return float64(p.Blocked) })},
-	{"mem available", "availMiB", "MiB", always(func(p run.MonitorPoint) float64 { return float64(p.MemAvailKiB) / 1024 })},
-	{"page cache", "cacheMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.PageCacheKiB })},
-	{"dirty", "dirtyMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.DirtyKiB })},
-	{"writeback", "wbMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.WritebackKiB })},
-	{"read from disk", "pgin", "KiB/s", optF(func(p run.MonitorPoint) *float64 { return p.PgpgInKiBPerS })},
-	{"written to disk", "pgout", "KiB/s", optF(func(p run.MonitorPoint) *float64 { return p.PgpgOutKiBPerS })},
-	{"major faults", "majflt", "/s", optF(func(p run.MonitorPoint) *float64 { return p.MajFaultsPerS })},
-	{"reclaim scan", "pgscan", "pages/s", optF(func(p run.MonitorPoint) *float64 { return p.PgScanPerS })},
-	{"direct reclaim", "stall", "allocstalls/s", optF(func(p run.MonitorPoint) *float64 { return p.AllocStallsPerS })},
-	// Exact per-interval pressure where the run has it; stored runs from
-	// before it only have avg10, which lags by 10–20 s.
-	{"PSI cpu some", "psi.cpu", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSICPUPct })},
-	{"PSI memory some", "psi.mem", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSIMemoryPct })},
-	{"PSI io some", "psi.io", "% of time", optF(func(p run.MonitorPoint) *float64 { return p.PSIIOPct })},
-	{"PSI cpu some", "psi.cpu", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSICPU }, func(p run.MonitorPoint) bool { return p.PSICPUPct == nil })},
-	{"PSI memory some", "psi.mem", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIMemory }, func(p run.MonitorPoint) bool { return p.PSIMemoryPct == nil })},
-	{"PSI io some", "psi.io", "% (avg10)", avg10(func(p run.MonitorPoint) float64 { return p.PSIIO }, func(p run.MonitorPoint) bool { return p.PSIIOPct == nil })},
-}
-
-// avg10 shows the decaying average only for points stored before the
-// exact share existed. A newer point without the share had no PSI (the
-// kernel lacks it, or the read failed), and its avg10 is a placeholder 0,
-// not a measurement.
-func avg10(f func(run.MonitorPoint) float64, noPct func(run.MonitorPoint) bool) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) { return f(p), noPct(p) && !newerMonitor(p) }
-}
-
-// newerMonitor reports whether a point was recorded by a monitor that
-// leaves out what it could not read (nil, not 0): the one that added the
-// exact PSI share, page cache and vmstat fields. Any of them being present
-// says so; a host that lacks PSI still has /proc/meminfo.
-func newerMonitor(p run.MonitorPoint) bool {
-	return p.PSICPUPct != nil || p.PSIMemoryPct != nil || p.PSIIOPct != nil ||
-		p.PageCacheKiB != nil || p.DirtyKiB != nil || p.WritebackKiB != nil ||
-		p.PgpgInKiBPerS != nil || p.PgpgOutKiBPerS != nil || p.MajFaultsPerS != nil ||
-		p.PgScanPerS != nil || p.PgScanDirectPerS != nil || p.PgStealPerS != nil || p.AllocStallsPerS != nil
-}
-
-// presentColumns are the columns at least one point of the series has.
-func presentColumns(points []run.MonitorPoint) []monitorColumn {
-	var out []monitorColumn
-	for _, c := range monitorColumns {
-		for _, p := range points {
-			if _, ok := c.get(p); ok {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	return out
 }
 
 func newRunsExportCmd(e *env, db *string) *cobra.Command {
@@ -609,7 +415,7 @@ func newRunsRmCmd(e *env, db *string) *cobra.Command {
 				if err := s.Delete(ctx, r.ID); err != nil {
 					return storeErr(err)
 				}
-				fmt.Fprintf(e.stdout, "deleted run %s (%s%s, %s)\n", runShortID(r.ID), r.Probe, runsLabelSuffix(r.Label), r.Started.Local().Format("2006-01-02 15:04"))
+				fmt.Fprintf(e.stdout, "deleted run %s (%s%s, %s)\n", report.ShortID(r.ID), r.Probe, runsLabelSuffix(r.Label), r.Started.Local().Format("2006-01-02 15:04"))
 			}
 			return nil
 		},
@@ -617,36 +423,9 @@ func newRunsRmCmd(e *env, db *string) *cobra.Command {
 	return cmd
 }
 
-func runIterations(r *run.Run) int {
-	if len(r.Metrics) == 0 {
-		return 0
-	}
-	return len(r.Values(r.Metrics[0].Name))
-}
-
-func runParamString(p map[string]string) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + p[k]
-	}
-	return strings.Join(parts, " ")
-}
-
 func runsLabelSuffix(l string) string {
 	if l == "" {
 		return ""
 	}
 	return ", label " + l
-}
-
-func runsDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/check"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/knowledge"
 	"github.com/perflab/perflab/internal/termfmt"
@@ -283,4 +284,15 @@ func relatedProbes(f audit.Finding, c *compare.Comparison) []string {
 		}
 	}
 	return out
+}
+
+// NewCheckDoc is the document of a check's result: the audit, the
+// comparison with the previous check (when there is one) and the notes.
+func NewCheckDoc(res *check.Result, version, label, suite string) *CheckDoc {
+	doc := &CheckDoc{Perflab: version, Host: res.Snapshot.Host.Hostname, TakenAt: res.Snapshot.TakenAt,
+		Label: label, Suite: suite, Audit: res.Audit, Comparison: res.Comparison, Notes: res.Notes}
+	if res.Previous != nil && res.Comparison != nil && len(res.Comparison.Sides) == 2 {
+		doc.Previous = &CheckPrevious{At: res.Previous.At, Runs: len(res.Previous.Runs), SnapshotID: res.Previous.SnapshotID}
+	}
+	return doc
 }
