@@ -48,10 +48,10 @@ func TestSources(t *testing.T) {
 	empty := filepath.Join(dir, "empty.json")
 	os.WriteFile(empty, []byte("  \n"), 0o644)
 	for arg, want := range map[string]SideErrorKind{
-		"aaaa":                 AmbiguousID,
-		"nothing":              UnknownName,
-		"missing/x.json":       NoSuchFile,
-		empty:                  EmptyFile,
+		"aaaa":                     AmbiguousID,
+		"nothing":                  UnknownName,
+		"missing/x.json":           NoSuchFile,
+		empty:                      EmptyFile,
 		filepath.Join(dir, "sub/"): NoSuchFile,
 	} {
 		_, err := src.Side(ctx, arg)
