@@ -256,35 +256,13 @@ snapshots they refer to, in the versioned format of docs/formats.md, for
 				return err
 			}
 			defer s.Close()
-			ctx := cmd.Context()
-			var runs []*run.Run
-			if len(args) > 0 {
-				for _, id := range args {
-					r, err := s.Run(ctx, id)
-					if err != nil {
-						return storeErr(err)
-					}
-					runs = append(runs, r)
-				}
-			} else if runs, err = s.Runs(ctx, f); err != nil {
+			runs, err := selectRuns(cmd.Context(), s, args, f)
+			if err != nil {
+				return err
+			}
+			ex, err := s.Export(cmd.Context(), runs)
+			if err != nil {
 				return storeErr(err)
-			}
-			if len(runs) == 0 {
-				return clierr.Usagef("see 'perflab runs list'", "no runs match")
-			}
-			ex := run.Export{Schema: run.Schema, Runs: runs, Snapshots: map[string]*snapshot.Snapshot{}}
-			for _, r := range runs {
-				if r.SnapshotID == "" || ex.Snapshots[r.SnapshotID] != nil {
-					continue
-				}
-				snap, err := s.Snapshot(ctx, r.SnapshotID)
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return storeErr(err)
-				}
-				ex.Snapshots[r.SnapshotID] = snap
 			}
 			w, commit, err := out.open(e.stdout)
 			if err != nil {
@@ -428,4 +406,27 @@ func runsLabelSuffix(l string) string {
 		return ""
 	}
 	return ", label " + l
+}
+
+// selectRuns are the runs named by id (prefix), or else matching f; none
+// is a usage error.
+func selectRuns(ctx context.Context, s *store.Store, ids []string, f store.Filter) ([]*run.Run, error) {
+	var runs []*run.Run
+	for _, id := range ids {
+		r, err := s.Run(ctx, id)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		runs = append(runs, r)
+	}
+	if len(ids) == 0 {
+		var err error
+		if runs, err = s.Runs(ctx, f); err != nil {
+			return nil, storeErr(err)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, clierr.Usagef("see 'perflab runs list'", "no runs match")
+	}
+	return runs, nil
 }

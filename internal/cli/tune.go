@@ -203,19 +203,7 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 					}
 					return writeJSON(w, drift)
 				}
-				if len(drift) == 0 {
-					fmt.Fprintln(w, "Nothing applied: no tuning journal on this host.")
-				}
-				for _, d := range drift {
-					switch {
-					case d.Error != "":
-						fmt.Fprintf(w, "%s %s: %s\n", st.Red("ERROR"), d.Target, d.Error)
-					case d.OK:
-						fmt.Fprintf(w, "%s    %s = %s\n", st.Green("OK"), d.Target, d.Current)
-					default:
-						fmt.Fprintf(w, "%s %s = %s, expected %s\n", st.Red("DRIFT"), d.Target, d.Current, d.Expected)
-					}
-				}
+				report.TuneVerify(w, drift, st)
 				return nil
 			}); err != nil {
 				return err

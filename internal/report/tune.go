@@ -62,3 +62,21 @@ func TuneStatus(w io.Writer, j *tune.Journal) {
 		}
 	}
 }
+
+// TuneVerify is the text of 'perflab tune verify': each applied knob OK,
+// DRIFT or ERROR.
+func TuneVerify(w io.Writer, drift []tune.Drift, st termfmt.Style) {
+	if len(drift) == 0 {
+		fmt.Fprintln(w, "Nothing applied: no tuning journal on this host.")
+	}
+	for _, d := range drift {
+		switch {
+		case d.Error != "":
+			fmt.Fprintf(w, "%s %s: %s\n", st.Red("ERROR"), d.Target, d.Error)
+		case d.OK:
+			fmt.Fprintf(w, "%s    %s = %s\n", st.Green("OK"), d.Target, d.Current)
+		default:
+			fmt.Fprintf(w, "%s %s = %s, expected %s\n", st.Red("DRIFT"), d.Target, d.Current, d.Expected)
+		}
+	}
+}
