@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
@@ -85,7 +86,7 @@ func writeSnapshot(e *env, out *outputFlags, s *snapshot.Snapshot, verbose bool)
 		err = s.Encode(w)
 	default:
 		style := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
-		err = s.WriteText(w, style, verbose)
+		err = report.SnapshotText(w, s, style, verbose)
 	}
 	if err != nil {
 		return clierr.Runtimef("", "write snapshot: %v", err)

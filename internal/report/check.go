@@ -187,7 +187,7 @@ func CheckMarkdown(w io.Writer, d *CheckDoc) error {
 	if mw.err != nil {
 		return mw.err
 	}
-	if err := d.Audit.WriteMarkdown(w, false); err != nil {
+	if err := AuditMarkdown(w, d.Audit, false); err != nil {
 		return err
 	}
 	if d.Comparison != nil {

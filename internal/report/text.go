@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/numfmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -201,7 +202,7 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 		p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive])
 	for _, s := range p.Suites {
 		tw.printf("  geomean %s: %s %s over %d metrics (ratio of medians ×%s)\n",
-			s.Suite, Pct(s.GainPct), orientWord(s.GainPct), s.Metrics, Num(s.Ratio))
+			s.Suite, numfmt.Pct(s.GainPct), orientWord(s.GainPct), s.Metrics, numfmt.Num(s.Ratio))
 	}
 	var notable []compare.MonDelta
 	for _, m := range p.Monitor {
@@ -212,7 +213,7 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	if len(notable) > 0 {
 		tw.printf("\n%s\n", style.Bold("Host activity during the runs ("+vs+")"))
 		for _, m := range notable {
-			tw.printf("  %-16s %s → %s\n", m.Field, Num(m.Base)+" "+m.Unit, Num(m.Other)+" "+m.Unit)
+			tw.printf("  %-16s %s → %s\n", m.Field, numfmt.Num(m.Base)+" "+m.Unit, numfmt.Num(m.Other)+" "+m.Unit)
 		}
 	}
 	if len(p.Config) > 0 {

@@ -1,4 +1,4 @@
-package snapshot
+package report
 
 import (
 	"bytes"
@@ -6,17 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/fixture"
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
 func TestWriteTextMetal(t *testing.T) {
 	t.Parallel()
-	s, err := Collect(tree(t, "metal", nil), Options{Now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)})
+	s, err := snapshot.Collect(rootFS(t, "metal"), snapshot.Options{Now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := s.WriteText(&b, termfmt.Style{}, false); err != nil {
+	if err := SnapshotText(&b, s, termfmt.Style{}, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -46,7 +49,7 @@ func TestWriteTextMetal(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := s.WriteText(&b, termfmt.Style{On: true}, true); err != nil {
+	if err := SnapshotText(&b, s, termfmt.Style{On: true}, true); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "tools.sysbench") || !strings.Contains(b.String(), "sysbench not found") {
@@ -58,9 +61,9 @@ func TestWriteTextMetal(t *testing.T) {
 }
 
 func TestWriteTextEmptySnapshot(t *testing.T) {
-	s := &Snapshot{Schema: Schema, Root: "/x", Unavailable: map[string]string{"proc": "no /proc"}}
+	s := &snapshot.Snapshot{Schema: snapshot.Schema, Root: "/x", Unavailable: map[string]string{"proc": "no /proc"}}
 	var b bytes.Buffer
-	if err := s.WriteText(&b, termfmt.Style{}, true); err != nil {
+	if err := SnapshotText(&b, s, termfmt.Style{}, true); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "1 fact unavailable:") || !strings.Contains(b.String(), "proc: no /proc") {
@@ -68,8 +71,12 @@ func TestWriteTextEmptySnapshot(t *testing.T) {
 	}
 }
 
-func TestTxtBytes(t *testing.T) {
-	for in, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 17179869184: "16.0 GiB"} {
-		wantEq(t, "txtBytes", txtBytes(in), want)
+// rootFS reads testdata/roots/name in place (read-only: nothing edits it).
+func rootFS(t testing.TB, name string) hostfs.FS {
+	t.Helper()
+	fs, err := hostfs.New(fixture.Dir(name))
+	if err != nil {
+		t.Fatalf("fixture %s: %v", name, err)
 	}
+	return fs
 }
