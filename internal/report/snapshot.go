@@ -151,20 +151,36 @@ func (t *snapshotWriter) power() {
 
 func (t *snapshotWriter) memory() {
 	m := t.s.Memory
+	if why := t.s.Missing("memory.total_kib"); why != "" {
+		t.line("memory", "unknown ("+why+")")
+		return
+	}
 	if m.TotalKiB == 0 {
 		return
 	}
-	total := fmt.Sprintf("%s total, %s available", numfmt.KiB(m.TotalKiB), numfmt.KiB(m.AvailableKiB))
-	swap := "swap " + numfmt.KiB(m.SwapTotalKiB)
+	total := t.known("memory.total_kib", numfmt.KiB(m.TotalKiB)+" total", "total") + ", " +
+		t.known("memory.available_kib", numfmt.KiB(m.AvailableKiB)+" available", "available")
+	swap := t.known("memory.swap_total_kib", "swap "+numfmt.KiB(m.SwapTotalKiB), "swap")
 	thp := ""
 	if m.THP.Enabled != "" {
 		thp = "THP " + m.THP.Enabled + ", defrag " + m.THP.Defrag
 	}
 	huge := ""
 	if m.HugePagesTotal > 0 {
-		huge = fmt.Sprintf("hugepages %d × %s (%d free)", m.HugePagesTotal, numfmt.KiB(m.HugePageSizeKiB), m.HugePagesFree)
+		huge = fmt.Sprintf("hugepages %d × %s (%s free)", m.HugePagesTotal, numfmt.KiB(m.HugePageSizeKiB),
+			t.known("memory.hugepages_free", fmt.Sprint(m.HugePagesFree), ""))
 	}
 	t.line("memory", total, swap, thp, huge)
+}
+
+// known is text when fact was collected, and otherwise "what unknown
+// (reason)": a fact the host did not give is never printed as a zero.
+func (t *snapshotWriter) known(fact, text, what string) string {
+	why := t.s.Missing(fact)
+	if why == "" {
+		return text
+	}
+	return strings.TrimSpace(what+" unknown") + " (" + why + ")"
 }
 
 func (t *snapshotWriter) kernel() {
@@ -222,7 +238,9 @@ func (t *snapshotWriter) net(s *snapshot.Snapshot) {
 		label = ""
 	}
 	ct := s.Net.Conntrack
-	conn := "conntrack not loaded"
+	// "Not loaded" needs evidence: the module list (or the netfilter
+	// sysctls, which would have made it loaded).
+	conn := t.known("net.conntrack", t.known("net.conntrack.netfilter_modules", "conntrack not loaded", "conntrack"), "conntrack")
 	if ct.Loaded {
 		conn = fmt.Sprintf("conntrack %d/%d entries", ct.Count, ct.Max)
 		if ct.Max > 0 {
@@ -302,7 +320,8 @@ func (t *snapshotWriter) block(s *snapshot.Snapshot) {
 		if b.NrRequests > 0 {
 			nr = fmt.Sprintf("nr_requests %d", b.NrRequests)
 		}
-		t.line(label, b.Name, strings.TrimSpace(b.Vendor+" "+b.Model), numfmt.Bytes(b.SizeBytes), kind, sched, ra, nr, b.WriteCache)
+		size := t.known("block."+b.Name+".size_bytes", numfmt.Bytes(b.SizeBytes), "size")
+		t.line(label, b.Name, strings.TrimSpace(b.Vendor+" "+b.Model), size, kind, sched, ra, nr, b.WriteCache)
 		label = ""
 	}
 }
