@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/check"
+	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/fixture"
 	"github.com/perflab/perflab/internal/golden"
 	"github.com/perflab/perflab/internal/metrics"
@@ -73,4 +75,68 @@ func TestGoldenRoots(t *testing.T) {
 			}))
 		})
 	}
+}
+
+// goldenSides reads two run files as the sides of a comparison, named by
+// their base names (the path would differ between checkouts).
+func goldenSides(t *testing.T, paths ...string) []compare.Side {
+	t.Helper()
+	var sides []compare.Side
+	for _, p := range paths {
+		s, err := compare.ReadSideFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Name = filepath.Base(p)
+		sides = append(sides, s)
+	}
+	return sides
+}
+
+// goldenComparisons are the stored comparisons: Go benchmark output (as
+// benchstat reads it) and real runs exported from a 2-vCPU VM with
+// 'perflab runs export' (testdata/runs, two labels measured back to back).
+var goldenComparisons = map[string][2]string{
+	"gobench": {"../compare/testdata/old.txt", "../compare/testdata/new.txt"},
+	"runs":    {"testdata/runs/before.json", "testdata/runs/after.json"},
+}
+
+// TestGoldenCompare renders each stored comparison as text, md and json.
+func TestGoldenCompare(t *testing.T) {
+	for name, files := range goldenComparisons {
+		t.Run(name, func(t *testing.T) {
+			c, err := compare.Compare(goldenSides(t, files[0], files[1]), compare.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join("testdata", "golden", "compare")
+			golden.Check(t, filepath.Join(dir, name+".txt.golden"), render(t, func(w io.Writer) error { return Text(w, c, termfmt.Style{}) }))
+			golden.Check(t, filepath.Join(dir, name+".md.golden"), render(t, func(w io.Writer) error { return Markdown(w, c) }))
+			golden.Check(t, filepath.Join(dir, name+".json.golden"), render(t, func(w io.Writer) error { return JSON(w, c) }))
+		})
+	}
+}
+
+// TestGoldenCheck renders the terminal summary of a check: the audit of a
+// fixture tree and real runs compared with the previous check's.
+func TestGoldenCheck(t *testing.T) {
+	s := goldenSnapshot(t, "kvm")
+	w, err := audit.LookupWorkload("general")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := audit.NewReport(s, w, audit.Run(s, w), goldenVersion, "live")
+	sides := goldenSides(t, "testdata/runs/before.json", "testdata/runs/after.json")
+	sides[0].Name, sides[1].Name = check.PreviousSide, check.CurrentSide
+	c, err := compare.Compare(sides, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &CheckDoc{Perflab: goldenVersion, Host: s.Host.Hostname, TakenAt: goldenTime, Label: check.DefaultLabel,
+		Audit: rep, Comparison: c, Notes: []string{"sysbench.cpu was skipped: sysbench not installed"},
+		Previous: &CheckPrevious{At: sides[0].Runs[0].Started, Runs: len(sides[0].Runs), SnapshotID: sides[0].Runs[0].SnapshotID},
+		HTMLPath: "/tmp/perflab-report.html", Zone: time.UTC}
+	golden.Check(t, filepath.Join("testdata", "golden", "check", "kvm.txt.golden"), render(t, func(out io.Writer) error {
+		return CheckText(out, doc, termfmt.Style{})
+	}))
 }

@@ -81,7 +81,7 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 		mw.printf("%d better, %d worse, %d same, %d equivalent, %d inconclusive.\n\n",
 			p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive])
 		for _, s := range p.Suites {
-			mw.printf("- geomean **%s**: %s %s over %d metrics (ratio of medians ×%s)\n", mdEscape(s.Suite), numfmt.Pct(s.GainPct), orientWord(s.GainPct), s.Metrics, numfmt.Num(s.Ratio))
+			mw.printf("- geomean **%s**: %s over %d metrics\n", mdEscape(s.Suite), gainWords(s.GainPct), s.Metrics)
 		}
 		if len(p.Monitor) > 0 {
 			mw.printf("\n### Host activity during the runs\n\n| series | %s | %s | notable |\n| --- | --- | --- | --- |\n", mdEscape(c.Sides[0].Name), mdEscape(c.Sides[p.Other].Name))
