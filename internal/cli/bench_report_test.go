@@ -13,7 +13,6 @@ import (
 	"github.com/perflab/perflab/internal/store"
 )
 
-const cpufreqNote = "monitor: cpufreq is unavailable (no scaling_cur_freq); cpu_mhz is not recorded"
 
 // sessionRun is a finished run of probe with eight samples and notes.
 func sessionRun(id, probe string, notes ...string) *run.Run {
