@@ -41,7 +41,7 @@ type benchFlags struct {
 // benchFlagNames words bench.Options fields as the flags that set them.
 var benchFlagNames = map[string]string{
 	"Precision": "--precision", "MinRuns": "--min-runs", "MaxRuns": "--max-runs", "Warmup": "--warmup",
-	"Budget": "--budget", "CPUs": "--cpus", "Dir": "--dir",
+	"Budget": "--budget", "CPUs": "--cpus", "Dir": "--dir", "Params": "--param",
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -129,7 +129,7 @@ func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
 func (f *benchFlags) plan(args []string, changed func(string) bool) (*bench.Plan, error) {
 	plan, err := probeCatalog().Resolve(args, f.params)
 	if err != nil {
-		return nil, err
+		return nil, optionErr(err, benchFlagNames)
 	}
 	if err := applyPlacement(plan, "server_cpus", "--server-cpus", f.serverCPUs); err != nil {
 		return nil, err

@@ -13,7 +13,6 @@ import (
 	"github.com/perflab/perflab/internal/store"
 )
 
-
 // sessionRun is a finished run of probe with eight samples and notes.
 func sessionRun(id, probe string, notes ...string) *run.Run {
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)

@@ -46,7 +46,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "syscall", "--cpus", "4000"}, "CPU 4000, which is not available"},
 		{[]string{"bench", "syscall", "--cpus", "x"}, `bad --cpus "x"`},
 		{[]string{"bench", "syscall", "--format", "xml"}, `unknown --format "xml"`},
-		{[]string{"bench", "syscall", "--param", "nokey=1"}, `no selected probe has a parameter "nokey"`},
+		{[]string{"bench", "syscall", "--param", "nokey=1"}, "--param nokey is a parameter of none of the selected probes"},
 		{[]string{"bench", "syscall", "--param", "duration=forever"}, "duration"},
 		{[]string{"bench", "syscall", "--min-runs", "8", "--max-runs", "7"}, "--max-runs 7 is below --min-runs 8"},
 		{[]string{"bench", "syscall", "--precision", "1.5"}, "--precision"},

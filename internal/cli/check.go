@@ -106,7 +106,7 @@ func completeWith(cmd *cobra.Command, flag string, words ...string) {
 }
 
 // checkFlagNames words bench.Options fields as check's flags.
-var checkFlagNames = map[string]string{"MaxRuns": "--max-runs", "Budget": "--budget", "Dir": "--dir", "MinRuns": "the minimum"}
+var checkFlagNames = map[string]string{"MaxRuns": "--max-runs", "Budget": "--budget", "Dir": "--dir", "MinRuns": "the minimum", "Params": "--param"}
 
 // validate checks the flags that need no host: the output, --fail-on,
 // --label, and that the bench flags make sense with --no-bench.
@@ -150,7 +150,7 @@ func (f *checkFlags) benchOptions(e *env, opt *check.Options) error {
 	}
 	plan, err := probeCatalog().Resolve(names, f.params)
 	if err != nil {
-		return err
+		return optionErr(err, checkFlagNames)
 	}
 	for i := range plan.Items {
 		if f.budget > 0 {
