@@ -117,6 +117,17 @@ func TestGoldenCompare(t *testing.T) {
 	}
 }
 
+// TestGoldenDemo renders the synthetic two-host comparison of demo (seed
+// 004's powersave host: a likely cause, worse, inconclusive and equivalent
+// verdicts, a curve, a metric name with Markdown in it).
+func TestGoldenDemo(t *testing.T) {
+	c := demo(t, 2)
+	dir := filepath.Join("testdata", "golden", "compare")
+	golden.Check(t, filepath.Join(dir, "demo.txt.golden"), render(t, func(w io.Writer) error { return Text(w, c, termfmt.Style{}) }))
+	golden.Check(t, filepath.Join(dir, "demo.md.golden"), render(t, func(w io.Writer) error { return Markdown(w, c) }))
+	golden.Check(t, filepath.Join(dir, "demo.json.golden"), render(t, func(w io.Writer) error { return JSON(w, c) }))
+}
+
 // TestGoldenCheck renders the terminal summary of a check: the audit of a
 // fixture tree and real runs compared with the previous check's.
 func TestGoldenCheck(t *testing.T) {
