@@ -47,7 +47,7 @@ func CheckCPUs(cpus []int) error {
 	}
 	for _, c := range cpus {
 		if c >= len(allowed)*64 || !allowed.IsSet(c) {
-			return &OptionError{"CPUs", cpuset.FormatList(cpus), fmt.Sprintf("includes CPU %d, which is not available to perflab", c), "pick CPUs from " + cpuset.FormatList(ok)}
+			return &OptionError{"CPUs", cpuset.FormatList(cpus), fmt.Sprintf("includes CPU %d, which is not available to perflab", c), "pick from " + cpuset.FormatList(ok)}
 		}
 	}
 	return nil

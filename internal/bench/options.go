@@ -28,7 +28,7 @@ func (o Options) Validate() error {
 	case o.MaxRuns < 0:
 		return &OptionError{"MaxRuns", o.MaxRuns, "must not be negative", ""}
 	case o.MaxRuns > 0 && o.MaxRuns < o.MinRuns:
-		return &OptionError{"MaxRuns", o.MaxRuns, fmt.Sprintf("is below MinRuns %d", o.MinRuns), "raise MaxRuns or lower MinRuns"}
+		return &OptionError{"MaxRuns", o.MaxRuns, fmt.Sprintf("is below MinRuns %d", o.MinRuns), "raise MaxRuns"}
 	case o.Warmup < 0:
 		return &OptionError{"Warmup", o.Warmup, "must not be negative", ""}
 	case o.Budget <= 0:

@@ -106,7 +106,7 @@ func completeWith(cmd *cobra.Command, flag string, words ...string) {
 }
 
 // checkFlagNames words bench.Options fields as check's flags.
-var checkFlagNames = map[string]string{"MaxRuns": "--max-runs", "Budget": "--budget", "Dir": "--dir", "MinRuns": "the minimum", "Params": "--param"}
+var checkFlagNames = map[string]string{"MaxRuns": "--max-runs", "Budget": "--budget", "Dir": "--dir", "MinRuns": "the minimum of", "Params": "--param"}
 
 // validate checks the flags that need no host: the output, --fail-on,
 // --label, and that the bench flags make sense with --no-bench.
