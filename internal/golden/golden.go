@@ -2,7 +2,11 @@
 // (testdata/**/*.golden), the way benchstat's testdata/*.stdout and
 // node_exporter's end-to-end output are kept: a change in any output shows
 // up as a diff to review. Run the tests with -update to rewrite the files
-// with the current output, then review the diff with git.
+// with the current output, then review the diff with git:
+//
+//	go test ./internal/report -update
+//	UPDATE_GOLDEN=1 go test ./...    # every package: test binaries without
+//	                                 # golden files reject an -update flag
 package golden
 
 import (
@@ -21,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite golden files with the current o
 // -update).
 func Check(t testing.TB, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if *update || os.Getenv("UPDATE_GOLDEN") != "" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
