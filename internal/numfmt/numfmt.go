@@ -11,6 +11,7 @@ package numfmt
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchunit"
@@ -136,4 +137,25 @@ func PValue(p float64) string {
 // Fixed prints v with at most dec decimals, trailing zeros trimmed.
 func Fixed(v float64, dec int) string {
 	return trim(fmt.Sprintf("%.*f", dec, v))
+}
+
+// PlusMinus prints "median ± half" with both rounded to the half-width's
+// second significant digit, so the digits shown are the ones the
+// measurement supports; "median ± 0" prints the median in full.
+func PlusMinus(median, half float64) string {
+	if half == 0 {
+		return strconv.FormatFloat(median, 'f', -1, 64) + " ± 0"
+	}
+	dec := min(max(1-int(math.Floor(math.Log10(half))), 0), 9)
+	return strconv.FormatFloat(median, 'f', dec, 64) + " ± " + strconv.FormatFloat(half, 'f', dec, 64)
+}
+
+// Sig prints x with n significant digits, without an exponent for the
+// magnitudes benchmarks produce.
+func Sig(x float64, n int) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	dec := min(max(n-1-int(math.Floor(math.Log10(math.Abs(x)))), 0), 9)
+	return strconv.FormatFloat(x, 'f', dec, 64)
 }

@@ -30,6 +30,11 @@ func TestFormats(t *testing.T) {
 		{Pct(-0.05), "−0.05%"},
 		{PValue(0.0004), "<0.001"},
 		{PValue(0.0123), "0.012"},
+		{PlusMinus(1234.5678, 12.3), "1235 ± 12"},
+		{PlusMinus(0.0123, 0.00042), "0.01230 ± 0.00042"},
+		{PlusMinus(7.25, 0), "7.25 ± 0"},
+		{Sig(1234.5678, 4), "1235"},
+		{Sig(0.00123456, 3), "0.00123"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

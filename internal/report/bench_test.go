@@ -5,31 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/perflab/perflab/internal/fixture/fixrun"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
 const cpufreqNote = "monitor: cpufreq is unavailable (no scaling_cur_freq); cpu_mhz is not recorded"
-
-// sessionRun is a finished run of probe with eight samples and notes.
-func sessionRun(id, probe string, notes ...string) *run.Run {
-	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	r := &run.Run{Schema: run.Schema, ID: id, Probe: probe, Host: "h", Params: map[string]string{}, Complete: true, Stop: run.StopFixed,
-		Started: t0, Ended: t0.Add(2 * time.Second), Notes: notes,
-		Metrics: []run.Metric{{Name: "events_per_sec.t1", Unit: "events/s", Better: run.Higher}}}
-	for k := 0; k < 8; k++ {
-		r.Samples = append(r.Samples, run.Sample{Metric: "events_per_sec.t1", Value: 1000 + float64(k), Iteration: k})
-	}
-	return r
-}
-
-func noisyNoise() *run.Noise {
-	return &run.Noise{CPUs: "0-1", ThresholdUs: 200,
-		Before: &run.NoiseReading{Seconds: 0.1, LostPct: 1.1, InterruptionsPerS: 19, MaxGapUs: 3000},
-		After:  &run.NoiseReading{Seconds: 0.1, LostPct: 2.1, InterruptionsPerS: 25, MaxGapUs: 4200}}
-}
 
 // The quick suite's host-level note is printed once, after the runs; a
 // note of one run stays under it. Markdown does the same.
@@ -37,10 +19,10 @@ func TestBenchReportNotesOnce(t *testing.T) {
 	noiseNote := "host noise: the hypervisor or other tasks took 1.6% of an otherwise idle CPU's time (before 1.1%, after 2.1%; longest gap 4.2 ms)"
 	var runs []*run.Run
 	for i, p := range []string{"cpu", "memory.latency", "syscall"} {
-		r := sessionRun(strings.Repeat(string(rune('a'+i)), 16), p, cpufreqNote)
+		r := fixrun.Run(strings.Repeat(string(rune('a'+i)), 16), p, cpufreqNote)
 		if p == "memory.latency" {
 			r.Notes = append(r.Notes, noiseNote)
-			r.Noise = noisyNoise()
+			r.Noise = fixrun.NoisyNoise()
 		}
 		runs = append(runs, r)
 	}
@@ -109,7 +91,7 @@ func TestBenchReportNotesOnce(t *testing.T) {
 // A single run prints its notes with it, with no 'for every run' section.
 func TestBenchReportSingleRunNotes(t *testing.T) {
 	var b bytes.Buffer
-	if err := Bench(&b, []*run.Run{sessionRun("aaaa", "cpu", cpufreqNote)}, "text", termfmt.Style{}); err != nil {
+	if err := Bench(&b, []*run.Run{fixrun.Run("aaaa", "cpu", cpufreqNote)}, "text", termfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "for every run") || !strings.Contains(out, "  note: "+cpufreqNote) {
