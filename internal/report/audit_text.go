@@ -1,4 +1,4 @@
-package audit
+package report
 
 import (
 	"fmt"
@@ -6,33 +6,34 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
-// TextOptions controls the terminal report.
-type TextOptions struct {
+// AuditTextOptions controls the terminal audit report.
+type AuditTextOptions struct {
 	Verbose bool          // also list passing and not-applicable rules
 	Style   termfmt.Style // colour, decided by the caller with termfmt.ColorEnabled
 	Width   int           // wrap width for prose; 0 means 100
 }
 
-// WriteText writes the report for a person at a terminal: failing findings
+// AuditText writes the audit report for a person at a terminal: failing findings
 // grouped by severity, highest first, each with observed → expected, why and
 // the fix; then errors; then one line of counts. Passing and not-applicable
 // rules are listed only with Verbose.
-func (r *Report) WriteText(w io.Writer, o TextOptions) error {
+func AuditText(w io.Writer, r *audit.Report, o AuditTextOptions) error {
 	if o.Width <= 0 {
 		o.Width = 100
 	}
 	st := o.Style
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s, workload %s%s, %s\n", st.Bold("perflab audit:"), hostOrUnknown(r.Host), r.Workload.Label(),
-		trustedWord(r.Workload.Trusted), r.sourceWord())
+		trustedWord(r.Workload.Trusted), auditSource(r))
 
-	for sev := Critical; sev >= Info; sev-- {
-		var group []Finding
+	for sev := audit.Critical; sev >= audit.Info; sev-- {
+		var group []audit.Finding
 		for _, f := range r.Findings {
-			if f.Status == Fail && f.Severity == sev {
+			if f.Status == audit.Fail && f.Severity == sev {
 				group = append(group, f)
 			}
 		}
@@ -45,9 +46,9 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 		}
 	}
 
-	var errs []Finding
+	var errs []audit.Finding
 	for _, f := range r.Findings {
-		if f.Status == Error {
+		if f.Status == audit.Error {
 			errs = append(errs, f)
 		}
 	}
@@ -59,16 +60,16 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	}
 
 	if o.Verbose {
-		writeQuiet(&b, r.Findings, Pass, st.Green("PASSED"), st)
-		writeQuiet(&b, r.Findings, NA, st.Dim("NOT APPLICABLE"), st)
+		writeQuiet(&b, r.Findings, audit.Pass, st.Green("PASSED"), st)
+		writeQuiet(&b, r.Findings, audit.NA, st.Dim("NOT APPLICABLE"), st)
 	}
 
-	b.WriteString("\n" + r.summaryLine(st, o.Verbose) + "\n")
+	b.WriteString("\n" + auditSummaryLine(r, st, o.Verbose) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeFailing(b *strings.Builder, f Finding, o TextOptions) {
+func writeFailing(b *strings.Builder, f audit.Finding, o AuditTextOptions) {
 	st := o.Style
 	fmt.Fprintf(b, "  %s %s  %s\n", sevStyle(st, f.Severity, "✗"), st.Bold(f.Rule), f.Title)
 	field(b, "knob", f.Knob, o)
@@ -91,7 +92,7 @@ func writeFailing(b *strings.Builder, f Finding, o TextOptions) {
 
 // field writes "    label     text" with prose wrapped under the text
 // column and multi-line commands kept one per line.
-func field(b *strings.Builder, label, text string, o TextOptions) {
+func field(b *strings.Builder, label, text string, o AuditTextOptions) {
 	const indent = 4 + 10
 	pad := strings.Repeat(" ", indent)
 	lines := strings.Split(text, "\n")
@@ -155,8 +156,8 @@ func visibleLen(s string) int {
 	return n
 }
 
-func writeQuiet(b *strings.Builder, fs []Finding, status Status, title string, st termfmt.Style) {
-	var rows []Finding
+func writeQuiet(b *strings.Builder, fs []audit.Finding, status audit.Status, title string, st termfmt.Style) {
+	var rows []audit.Finding
 	for _, f := range fs {
 		if f.Status == status {
 			rows = append(rows, f)
@@ -169,7 +170,7 @@ func writeQuiet(b *strings.Builder, fs []Finding, status Status, title string, s
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Rule < rows[j].Rule })
 	fmt.Fprintf(b, "\n%s (%d)\n", title, len(rows))
 	for _, f := range rows {
-		if status == Pass {
+		if status == audit.Pass {
 			fmt.Fprintf(b, "  %s %-28s %s\n", st.Green("✓"), f.Rule, f.Observed)
 		} else {
 			fmt.Fprintf(b, "  %s %-28s %s\n", st.Dim("-"), f.Rule, st.Dim(f.Reason))
@@ -177,10 +178,10 @@ func writeQuiet(b *strings.Builder, fs []Finding, status Status, title string, s
 	}
 }
 
-func (r *Report) summaryLine(st termfmt.Style, verbose bool) string {
+func auditSummaryLine(r *audit.Report, st termfmt.Style, verbose bool) string {
 	s := r.Summary
 	var fails []string
-	for sev := Critical; sev >= Info; sev-- {
+	for sev := audit.Critical; sev >= audit.Info; sev-- {
 		if n := s.FailBySeverity[sev.String()]; n > 0 {
 			fails = append(fails, fmt.Sprintf("%d %s", n, sev))
 		}
@@ -199,11 +200,11 @@ func (r *Report) summaryLine(st termfmt.Style, verbose bool) string {
 	return line
 }
 
-func sevStyle(st termfmt.Style, sev Severity, text string) string {
+func sevStyle(st termfmt.Style, sev audit.Severity, text string) string {
 	switch {
-	case sev >= High:
+	case sev >= audit.High:
 		return st.Red(text)
-	case sev == Medium:
+	case sev == audit.Medium:
 		return st.Yellow(text)
 	default:
 		return st.Blue(text)
@@ -217,7 +218,7 @@ func trustedWord(t bool) string {
 	return ""
 }
 
-func (r *Report) sourceWord() string {
+func auditSource(r *audit.Report) string {
 	if r.Source == "" || r.Source == "live" {
 		return "live snapshot"
 	}

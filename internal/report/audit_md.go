@@ -1,22 +1,24 @@
-package audit
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/perflab/perflab/internal/audit"
 )
 
-// WriteMarkdown writes the report as Markdown to paste into a ticket: a
+// AuditMarkdown writes the audit report as Markdown to paste into a ticket: a
 // heading with the host and workload, a table of failing findings (and
 // errors) with the fix, and the counts. With verbose every rule is a row.
-func (r *Report) WriteMarkdown(w io.Writer, verbose bool) error {
+func AuditMarkdown(w io.Writer, r *audit.Report, verbose bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## perflab audit: %s, workload `%s`%s\n\n", mdCell(hostOrUnknown(r.Host)), r.Workload.Label(), trustedWord(r.Workload.Trusted))
-	fmt.Fprintf(&b, "Snapshot `%s` taken %s (%s), perflab %s.\n\n", r.SnapshotID, r.TakenAt.UTC().Format("2006-01-02 15:04:05 UTC"), r.sourceWord(), r.Perflab)
+	fmt.Fprintf(&b, "Snapshot `%s` taken %s (%s), perflab %s.\n\n", r.SnapshotID, r.TakenAt.UTC().Format("2006-01-02 15:04:05 UTC"), auditSource(r), r.Perflab)
 
-	var rows []Finding
+	var rows []audit.Finding
 	for _, f := range r.Findings {
-		if verbose || f.Status == Fail || f.Status == Error {
+		if verbose || f.Status == audit.Fail || f.Status == audit.Error {
 			rows = append(rows, f)
 		}
 	}
@@ -27,7 +29,7 @@ func (r *Report) WriteMarkdown(w io.Writer, verbose bool) error {
 		b.WriteString("|---|---|---|---|---|---|---|\n")
 		for _, f := range rows {
 			obs := f.Observed
-			if f.Status == Error || f.Status == NA {
+			if f.Status == audit.Error || f.Status == audit.NA {
 				obs = f.Reason
 			}
 			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", f.Status, f.Severity, f.Rule,
@@ -42,9 +44,9 @@ func (r *Report) WriteMarkdown(w io.Writer, verbose bool) error {
 	}
 	b.WriteString("\n")
 
-	var details []Finding
+	var details []audit.Finding
 	for _, f := range r.Findings {
-		if f.Status == Fail {
+		if f.Status == audit.Fail {
 			details = append(details, f)
 		}
 	}

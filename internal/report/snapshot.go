@@ -1,4 +1,4 @@
-package snapshot
+package report
 
 import (
 	"fmt"
@@ -8,15 +8,17 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/numfmt"
+	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
-// WriteText writes the compact, one-screen summary of `perflab snapshot`:
-// one line (or a few) per area, numbers with units, and the count of
-// unavailable facts, listed with verbose. It reads only the snapshot, so it
-// prints a saved snapshot the same as a live one.
-func (s *Snapshot) WriteText(w io.Writer, st termfmt.Style, verbose bool) error {
-	t := &textWriter{w: w, st: st, s: s}
+// SnapshotText writes the compact, one-screen summary of `perflab
+// snapshot`: one line (or a few) per area, numbers with units, and the
+// count of unavailable facts, listed with verbose. It reads only the
+// snapshot, so it prints a saved snapshot the same as a live one.
+func SnapshotText(w io.Writer, s *snapshot.Snapshot, st termfmt.Style, verbose bool) error {
+	t := &snapshotWriter{w: w, st: st, s: s}
 	t.head()
 	t.host()
 	t.cpu()
@@ -33,16 +35,16 @@ func (s *Snapshot) WriteText(w io.Writer, st termfmt.Style, verbose bool) error 
 	return t.err
 }
 
-type textWriter struct {
+type snapshotWriter struct {
 	w   io.Writer
 	st  termfmt.Style
-	s   *Snapshot
+	s   *snapshot.Snapshot
 	err error
 }
 
 // line writes one area line: a bold, padded label and the parts joined by
 // two spaces; empty parts are dropped so absent facts leave no holes.
-func (t *textWriter) line(label string, parts ...string) {
+func (t *snapshotWriter) line(label string, parts ...string) {
 	var kept []string
 	for _, p := range parts {
 		if p != "" {
@@ -63,7 +65,7 @@ func (t *textWriter) line(label string, parts ...string) {
 	}
 }
 
-func (t *textWriter) head() {
+func (t *snapshotWriter) head() {
 	s := t.s
 	root := s.Root
 	if root == "/" {
@@ -72,7 +74,7 @@ func (t *textWriter) head() {
 	t.line("snapshot", s.ID, "of "+root, "taken "+s.TakenAt.UTC().Format("2006-01-02 15:04:05 UTC"), "perflab "+s.Perflab)
 }
 
-func (t *textWriter) host() {
+func (t *snapshotWriter) host() {
 	h := t.s.Host
 	virt := ""
 	if h.Virtualization != "" {
@@ -88,7 +90,7 @@ func (t *textWriter) host() {
 	t.line("host", h.Hostname, h.OS, h.Arch, virt, strings.TrimSpace(h.Vendor+" "+h.Product), up)
 }
 
-func (t *textWriter) cpu() {
+func (t *snapshotWriter) cpu() {
 	c := t.s.CPU
 	topo := ""
 	if c.Threads > 0 {
@@ -108,7 +110,7 @@ func (t *textWriter) cpu() {
 	t.line("cpu", c.Model, topo, numa)
 }
 
-func (t *textWriter) power() {
+func (t *snapshotWriter) power() {
 	c := t.s.CPU
 	gov := ""
 	if len(c.Governors) > 0 {
@@ -147,25 +149,41 @@ func (t *textWriter) power() {
 	t.line("power", drv, gov, epp, freq, boost, idle)
 }
 
-func (t *textWriter) memory() {
+func (t *snapshotWriter) memory() {
 	m := t.s.Memory
+	if why := t.s.Missing("memory.total_kib"); why != "" {
+		t.line("memory", "unknown ("+why+")")
+		return
+	}
 	if m.TotalKiB == 0 {
 		return
 	}
-	total := fmt.Sprintf("%s total, %s available", txtKiB(m.TotalKiB), txtKiB(m.AvailableKiB))
-	swap := "swap " + txtKiB(m.SwapTotalKiB)
+	total := t.known("memory.total_kib", numfmt.KiB(m.TotalKiB)+" total", "total") + ", " +
+		t.known("memory.available_kib", numfmt.KiB(m.AvailableKiB)+" available", "available")
+	swap := t.known("memory.swap_total_kib", "swap "+numfmt.KiB(m.SwapTotalKiB), "swap")
 	thp := ""
 	if m.THP.Enabled != "" {
 		thp = "THP " + m.THP.Enabled + ", defrag " + m.THP.Defrag
 	}
 	huge := ""
 	if m.HugePagesTotal > 0 {
-		huge = fmt.Sprintf("hugepages %d × %s (%d free)", m.HugePagesTotal, txtKiB(m.HugePageSizeKiB), m.HugePagesFree)
+		huge = fmt.Sprintf("hugepages %d × %s (%s free)", m.HugePagesTotal, numfmt.KiB(m.HugePageSizeKiB),
+			t.known("memory.hugepages_free", fmt.Sprint(m.HugePagesFree), ""))
 	}
 	t.line("memory", total, swap, thp, huge)
 }
 
-func (t *textWriter) kernel() {
+// known is text when fact was collected, and otherwise "what unknown
+// (reason)": a fact the host did not give is never printed as a zero.
+func (t *snapshotWriter) known(fact, text, what string) string {
+	why := t.s.Missing(fact)
+	if why == "" {
+		return text
+	}
+	return strings.TrimSpace(what+" unknown") + " (" + why + ")"
+}
+
+func (t *snapshotWriter) kernel() {
 	k := t.s.Kernel
 	pre := ""
 	if k.Preempt != "" {
@@ -182,7 +200,7 @@ func (t *textWriter) kernel() {
 	t.line("kernel", k.Release, pre, cs, taint)
 }
 
-func (t *textWriter) net(s *Snapshot) {
+func (t *snapshotWriter) net(s *snapshot.Snapshot) {
 	// Where each IRQ lands (IRQ.Landing), as irq show and the audit say.
 	irqAff := map[int][]int{}
 	online := s.OnlineCPUs()
@@ -222,10 +240,8 @@ func (t *textWriter) net(s *Snapshot) {
 		label = ""
 	}
 	ct := s.Net.Conntrack
-	conn := "conntrack not loaded"
-	if s.Missing("net.conntrack.loaded") != "" {
-		conn = "conntrack unknown"
-	}
+	// "Not loaded" needs evidence: a module list or /proc/sys/net.
+	conn := t.known("net.conntrack.loaded", "conntrack not loaded", "conntrack")
 	if ct.Loaded {
 		conn = fmt.Sprintf("conntrack %d/%d entries", ct.Count, ct.Max)
 		if ct.Max > 0 {
@@ -273,7 +289,7 @@ func txtIRQAffinity(irqs []int, aff map[int][]int) string {
 }
 
 // txtRPS says whether receive packet steering is set on any rx queue.
-func txtRPS(qs []Queue) string {
+func txtRPS(qs []snapshot.Queue) string {
 	on := 0
 	for _, q := range qs {
 		if q.RPS != "" && !cpuset.MaskEmpty(q.RPS) {
@@ -286,7 +302,7 @@ func txtRPS(qs []Queue) string {
 	return fmt.Sprintf("on %d/%d queues", on, len(qs))
 }
 
-func (t *textWriter) block(s *Snapshot) {
+func (t *snapshotWriter) block(s *snapshot.Snapshot) {
 	label := "block"
 	for _, b := range s.Block {
 		kind := "ssd"
@@ -305,12 +321,13 @@ func (t *textWriter) block(s *Snapshot) {
 		if b.NrRequests > 0 {
 			nr = fmt.Sprintf("nr_requests %d", b.NrRequests)
 		}
-		t.line(label, b.Name, strings.TrimSpace(b.Vendor+" "+b.Model), txtBytes(b.SizeBytes), kind, sched, ra, nr, b.WriteCache)
+		size := t.known("block."+b.Name+".size_bytes", numfmt.Bytes(b.SizeBytes), "size")
+		t.line(label, b.Name, strings.TrimSpace(b.Vendor+" "+b.Model), size, kind, sched, ra, nr, b.WriteCache)
 		label = ""
 	}
 }
 
-func (t *textWriter) mounts(s *Snapshot) {
+func (t *snapshotWriter) mounts(s *snapshot.Snapshot) {
 	label := "mounts"
 	for _, m := range s.Mounts {
 		if !strings.HasPrefix(m.Device, "/dev/") {
@@ -321,7 +338,7 @@ func (t *textWriter) mounts(s *Snapshot) {
 	}
 }
 
-func (t *textWriter) cgroup(s *Snapshot) {
+func (t *snapshotWriter) cgroup(s *snapshot.Snapshot) {
 	c := s.Cgroup
 	if c.Version == 0 {
 		return
@@ -340,7 +357,7 @@ func (t *textWriter) cgroup(s *Snapshot) {
 	}
 	mem := "memory unlimited"
 	if c.MemoryMaxBytes > 0 {
-		mem = "memory max " + txtBytes(c.MemoryMaxBytes)
+		mem = "memory max " + numfmt.Bytes(c.MemoryMaxBytes)
 	} else if c.MemoryMaxBytes == 0 {
 		mem = ""
 	}
@@ -351,7 +368,7 @@ func (t *textWriter) cgroup(s *Snapshot) {
 	t.line("cgroup", fmt.Sprintf("v%d %s", c.Version, c.Path), quota, cpus, mems, mem, thr)
 }
 
-func (t *textWriter) services(s *Snapshot) {
+func (t *snapshotWriter) services(s *snapshot.Snapshot) {
 	if len(s.Services) == 0 {
 		return
 	}
@@ -379,7 +396,7 @@ func (t *textWriter) services(s *Snapshot) {
 	t.line("services", running, stopped)
 }
 
-func (t *textWriter) tools(s *Snapshot) {
+func (t *snapshotWriter) tools(s *snapshot.Snapshot) {
 	names := make([]string, 0, len(s.Tools))
 	for n := range s.Tools {
 		names = append(names, n)
@@ -392,7 +409,7 @@ func (t *textWriter) tools(s *Snapshot) {
 	t.line("tools", found)
 }
 
-func (t *textWriter) unavailable(s *Snapshot, verbose bool) {
+func (t *snapshotWriter) unavailable(s *snapshot.Snapshot, verbose bool) {
 	n := len(s.Unavailable)
 	if n == 0 {
 		t.line("missing", "no unavailable facts")
@@ -440,23 +457,6 @@ func txtOnOff(b bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-func txtKiB(v int64) string { return txtBytes(v * 1024) }
-
-// txtBytes formats bytes with binary prefixes, one decimal.
-func txtBytes(b int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	f := float64(b)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", b)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }
 
 func txtDuration(sec float64) string {
