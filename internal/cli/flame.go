@@ -185,17 +185,9 @@ func writeGraph(w io.Writer, p *folded.Profile, format string, g *graphOptions, 
 
 // ---- fold ----
 
-func newFlameFoldCmd(e *env) *cobra.Command {
-	var (
-		opt     fold.Options
-		all     bool
-		threads int
-		out     outputFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "fold [FILE|-]",
-		Short: "Fold perf script output into folded stacks",
-		Long: `fold reads 'perf script' text (a file, or standard input) and writes folded
+// flameFoldLong is fold's help: what it writes, its parity with the
+// references, its exit codes.
+const flameFoldLong = `fold reads 'perf script' text (a file, or standard input) and writes folded
 stacks: "comm;root;…;leaf COUNT" lines in byte order, COUNT the sum of the
 samples' periods. Only the first event type is folded unless --event-filter
 picks one; skipped events are noted on stderr. Lines that are not perf
@@ -217,7 +209,19 @@ differently.
 
 Exit codes: 0 stacks folded (lines skipped, if any, are warned about on
 stderr); 2 no samples in the input, or no line of it is perf script
-(nothing is written); 3 the input could not be read.`,
+(nothing is written); 3 the input could not be read.`
+
+func newFlameFoldCmd(e *env) *cobra.Command {
+	var (
+		opt     fold.Options
+		all     bool
+		threads int
+		out     outputFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "fold [FILE|-]",
+		Short: "Fold perf script output into folded stacks",
+		Long:  flameFoldLong,
 		Example: `  perf record -e cpu-clock -g -- ./app && perf script | perflab flame fold > app.folded
   perf script -F +pid | perflab flame fold --pid --all > app.folded
   perflab flame fold --event-filter cycles perf.txt -o cycles.folded`,
