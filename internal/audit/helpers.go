@@ -57,6 +57,9 @@ func sysctlValue(s *snapshot.Snapshot, name string) (string, Result, bool) {
 	}
 	v, ok := s.Sysctl[name]
 	if !ok {
+		if !s.CollectedLive() {
+			return "", naResult(name + " is not in the captured tree (" + SysctlPath(name) + ")"), false
+		}
 		return "", naResult(name + " is not present on this kernel"), false
 	}
 	return v, Result{}, true
@@ -87,8 +90,9 @@ func severityPtr(s Severity) *Severity { return &s }
 func cpuList(cpus []int) string { return cpuset.FormatList(cpus) }
 
 // valuesByCPU renders a value → CPUs map as "powersave on 0-3, performance
-// on 4-7", most CPUs first, so a mixed host reads at a glance.
-func valuesByCPU(m map[string][]int) string {
+// on 4-7", most CPUs first, so a mixed host reads at a glance. "all N CPUs"
+// is said only when the value covers every online CPU.
+func valuesByCPU(m map[string][]int, online []int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -99,7 +103,7 @@ func valuesByCPU(m map[string][]int) string {
 		}
 		return keys[i] < keys[j]
 	})
-	if len(keys) == 1 {
+	if len(keys) == 1 && (len(online) == 0 || len(m[keys[0]]) >= len(online)) {
 		return keys[0] + " (all " + strconv.Itoa(len(m[keys[0]])) + " CPUs)"
 	}
 	parts := make([]string, len(keys))

@@ -30,9 +30,13 @@ type Report struct {
 // WorkloadRef names the workload a report was judged against.
 type WorkloadRef struct {
 	Name    string `json:"name"`
-	Base    string `json:"base"`    // the built-in it is or extends
-	Trusted bool   `json:"trusted"` // --trusted: single tenant
+	Alias   string `json:"alias,omitempty"` // the application name it was chosen by ("redis" for kv)
+	Base    string `json:"base"`            // the built-in it is or extends
+	Trusted bool   `json:"trusted"`         // --trusted: single tenant
 }
+
+// Label is "redis → kv" for an alias, else the name.
+func (w WorkloadRef) Label() string { return workloadLabel(w.Name, w.Alias) }
 
 // Summary counts findings by status, and failures by severity.
 type Summary struct {
@@ -54,7 +58,7 @@ func NewReport(s *snapshot.Snapshot, w *Workload, findings []Finding, version, s
 		SnapshotID: s.ID,
 		TakenAt:    s.TakenAt,
 		Source:     source,
-		Workload:   WorkloadRef{Name: w.Name, Base: w.Base(), Trusted: w.Trusted},
+		Workload:   WorkloadRef{Name: w.Name, Alias: w.Alias, Base: w.Base(), Trusted: w.Trusted},
 		Summary:    Summarize(findings),
 		Findings:   findings,
 	}

@@ -86,6 +86,9 @@ func checkNofile(ctx *Context) Result {
 	l := s.Limits
 	p := s.Process
 	whose := "perflab's own (inherited from the shell that ran it)"
+	if !s.CollectedLive() {
+		whose = "of proc/self in a captured tree (the process that read /proc when it was copied, not perflab)"
+	}
 	if p != nil {
 		whose = fmt.Sprintf("of %s (pid %d)", p.Comm, p.PID)
 	}
@@ -116,7 +119,11 @@ func checkNofile(ctx *Context) Result {
 		c = Change{Kind: KindCommand, Target: "nofile",
 			Value:   fmt.Sprintf("LimitNOFILE=%d in the service's unit (systemctl edit <service>), or `* soft nofile %d` in /etc/security/limits.conf for logins", want, want),
 			Current: "remove the LimitNOFILE / limits.conf line added"}
-		notes = append(notes, "this is perflab's own limit; run with --pid to judge the service itself")
+		if s.CollectedLive() {
+			notes = append(notes, "this is perflab's own limit; run with --pid to judge the service itself")
+		} else {
+			notes = append(notes, "this is the limit of whichever process proc/self was when the tree was captured; capture the service's /proc/<pid> too and audit with --pid to judge the service")
+		}
 	}
 	r := failResult(obs, expected, c)
 	r.Reason = strings.Join(notes, "; ")

@@ -34,8 +34,15 @@ func init() {
 			Edits: map[string]string{"/proc/sys/fs/file-max": fixture.Delete}},
 
 		// LIMITS-NOFILE
-		ruleCase{Rule: "LIMITS-NOFILE", Name: "perflab's own 20000", Tree: "metal", Want: Fail,
-			Check: all(wantSeverity(Low), reasonContains("--pid"), observedContains("soft 20000, hard 20000"))},
+		// Defect 7: with --root on a captured tree, proc/self is not perflab.
+		ruleCase{Rule: "LIMITS-NOFILE", Name: "captured tree's proc/self at 20000", Tree: "metal", Want: Fail,
+			Check: all(wantSeverity(Low), reasonContains("--pid"), observedContains("soft 20000, hard 20000"),
+				observedContains("of proc/self in a captured tree"), reasonContains("when the tree was captured"),
+				func(t *testing.T, f Finding) {
+					if strings.Contains(f.Observed+f.Reason, "perflab's own") {
+						t.Errorf("a captured tree's limits called perflab's own: %q / %q", f.Observed, f.Reason)
+					}
+				})},
 		ruleCase{Rule: "LIMITS-NOFILE", Name: "service at 20000 for web", Tree: "metal", Workload: "web", PID: 4243, Want: Fail,
 			Check: all(wantSeverity(Medium), observedContains("pid 4243"),
 				func(t *testing.T, f Finding) {
@@ -57,6 +64,17 @@ func init() {
 			Edits: map[string]string{"/proc/sys/fs/inotify/max_user_instances": "8192\n", "/proc/sys/fs/inotify/max_user_watches": "1048576\n"}},
 		ruleCase{Rule: "LIMITS-INOTIFY", Name: "general workload", Tree: "metal", Want: NA},
 	)
+}
+
+// On a live host (root "/") proc/self is perflab itself.
+func TestNofileLiveIsPerflabsOwn(t *testing.T) {
+	s := twoNodeSnapshot()
+	s.Root = "/"
+	s.Limits.NofileSoft, s.Limits.NofileHard = 1024, 4096
+	f := evalOn(t, "LIMITS-NOFILE", "general", s)
+	if f.Status != Fail || !strings.Contains(f.Observed, "perflab's own") || !strings.Contains(f.Reason, "perflab's own limit") {
+		t.Errorf("%s: observed %q reason %q", f.Status, f.Observed, f.Reason)
+	}
 }
 
 func TestNofileWarnsAboutNrOpen(t *testing.T) {

@@ -448,6 +448,9 @@ func checkConntrack(ctx *Context) Result {
 	}
 	ct := s.Net.Conntrack
 	if !ct.Loaded {
+		if r, ok := missingFact(s, "net.conntrack.loaded"); !ok {
+			return r
+		}
 		return passResult("nf_conntrack not loaded", "nf_conntrack unloaded, or its table below the workload's use limit")
 	}
 	e, res, ok := target(ctx, "nf_conntrack.max_use_pct")

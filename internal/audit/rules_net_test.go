@@ -134,6 +134,18 @@ func init() {
 		ruleCase{Rule: "NET-XPS", Name: "no /sys/class/net", Tree: "kunpeng", Want: NA},
 
 		// NET-CONNTRACK
+		// Defect 7: procfs's tree has no module list and no /proc/sys/net:
+		// nothing shows nf_conntrack is unloaded, so it is not a pass.
+		ruleCase{Rule: "NET-CONNTRACK", Name: "no evidence on the procfs tree", Tree: "procfs", Want: NA,
+			Check: reasonContains("net.conntrack.loaded unavailable: no evidence either way")},
+		ruleCase{Rule: "NET-CONNTRACK", Name: "module list without nf_conntrack", Tree: "procfs", Want: Pass,
+			Edits: map[string]string{"/proc/modules": "ext4 1 0 - Live 0x0\n"}, Check: observedContains("nf_conntrack not loaded")},
+		ruleCase{Rule: "NET-CONNTRACK", Name: "node_exporter tree 123 of 65536", Tree: "node_exporter", Want: Pass,
+			Check: observedContains("123 of 65536 entries")},
+		// node_exporter's tree copied only a few sysctls: an absent one is
+		// absent from the tree, not from the kernel.
+		ruleCase{Rule: "NET-SOMAXCONN", Name: "sysctl not captured in node_exporter's tree", Tree: "node_exporter", Want: NA,
+			Check: reasonContains("net.core.somaxconn is not in the captured tree (/proc/sys/net/core/somaxconn)")},
 		ruleCase{Rule: "NET-CONNTRACK", Name: "table 92% full", Tree: "metal", Want: Fail,
 			Check: all(wantSeverity(High), observedContains("92.3 %"),
 				wantChange("net.netfilter.nf_conntrack_max", "1048576"), wantCurrent("net.netfilter.nf_conntrack_max", "262144"))},

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perflab/perflab/internal/snapshot"
 )
 
 // Power management: how fast the CPUs are allowed to run (P-states) and how
@@ -21,10 +23,12 @@ func init() {
 			Knob:     "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
 			Why: "The powersave governor (and conservative or a fixed userspace frequency) keeps cores near their minimum " +
 				"frequency: in seed 004 a container on the same physical model as a VM served half the TPS, with `CPU MHz` " +
-				"sitting at `CPU min MHz`, until `cpupower frequency-set -g performance` fixed it. Under intel_pstate in " +
-				"active mode, powersave is a dynamic HWP policy comparable to schedutil and is accepted where the workload " +
-				"accepts a dynamic governor; latency, database, kv, web and jvm hosts still want performance, which also " +
-				"removes the frequency ramp-up after every idle period.",
+				"sitting at `CPU min MHz`, until `cpupower frequency-set -g performance` fixed it; its authors then alerted on " +
+				"any governor other than performance. Only where the hardware manages P-states (intel_pstate active with " +
+				"HWP, which shows as an energy_performance_preference file) is powersave a dynamic policy comparable to " +
+				"schedutil, accepted where the workload accepts a dynamic governor; latency, database, kv, web, jvm and " +
+				"container hosts (seed 004 is one) want performance, which also removes the frequency ramp-up after every " +
+				"idle period.",
 			Source: "seed 004_1dfc2b4c4718b7c2.txt; https://docs.kernel.org/admin-guide/pm/cpufreq.html",
 			Check:  checkGovernor,
 		},
@@ -121,30 +125,83 @@ func checkGovernor(ctx *Context) Result {
 		return r
 	}
 	pstateActive := s.CPU.ScalingDriver == "intel_pstate" && s.CPU.PstateStatus == "active"
-	// intel_pstate's active-mode powersave is HWP-driven and dynamic, so it is
-	// as good as schedutil for a workload that accepts a dynamic governor.
-	dynamicOK := pstateActive && (e.Matches("schedutil") || e.Matches("ondemand"))
+	// HWP is claimed only on evidence: intel_pstate exposes
+	// energy_performance_preference only when the hardware manages P-states.
+	hwp := pstateActive && len(s.CPU.EPP) > 0
+	// intel_pstate's active-mode powersave under HWP is hardware-driven and
+	// dynamic, so it is as good as schedutil for a workload that accepts a
+	// dynamic governor.
+	dynamicOK := hwp && (e.Matches("schedutil") || e.Matches("ondemand"))
 	good := func(g string) bool { return e.Matches(g) || (dynamicOK && g == "powersave") }
-	observed := valuesByCPU(s.CPU.Governors)
+	observed := valuesByCPU(s.CPU.Governors, s.CPU.Online)
 	if s.CPU.ScalingDriver != "" {
 		observed += ", driver " + s.CPU.ScalingDriver
-		if s.CPU.PstateStatus != "" {
+		switch {
+		case hwp:
+			observed += " (" + s.CPU.PstateStatus + ", HWP)"
+		case pstateActive:
+			observed += " (" + s.CPU.PstateStatus + ", no HWP)"
+		case s.CPU.PstateStatus != "":
 			observed += " (" + s.CPU.PstateStatus + ")"
 		}
 	}
+	_, powersave := s.CPU.Governors["powersave"]
+	atMin := governorAtMinimum(s, good)
 	cs := perCPUChanges(s.CPU.Governors, good, e.Value(), func(c int) string { return cpuPath(c, "cpufreq/scaling_governor") })
 	if len(cs) == 0 {
 		res := passResult(observed, e.String())
-		if _, has := s.CPU.Governors["powersave"]; has && dynamicOK {
-			res.Reason = "intel_pstate in active mode: its powersave is a dynamic HWP policy, which this workload accepts"
+		if powersave && dynamicOK {
+			res.Reason = "intel_pstate in active mode with HWP (energy_performance_preference is present): its powersave is a dynamic, hardware-managed policy, which this workload accepts"
 		}
 		return res
 	}
 	res := failPerCPU(observed, e.String(), cs, s.CPU.Online)
-	if _, has := s.CPU.Governors["powersave"]; has && pstateActive {
-		res.Reason = "intel_pstate powersave is dynamic, but workload " + ctx.W.Name + " wants the frequency held high"
+	switch {
+	case powersave && hwp:
+		res.Reason = "intel_pstate powersave is dynamic under HWP, but workload " + ctx.W.Name + " wants the frequency held high"
+	case powersave && s.CPU.ScalingDriver == "intel_pstate":
+		res.Reason = "intel_pstate shows no HWP (no energy_performance_preference, or not in active mode): its powersave is not a hardware-managed policy, and workload " + ctx.W.Name + " wants " + e.String()
+	}
+	if atMin != "" {
+		res.Reason = joinReasons(res.Reason, atMin)
 	}
 	return res
+}
+
+// governorAtMinimum explains CPUs on a failing governor whose
+// scaling_cur_freq was at the hardware minimum (cpuinfo_min_freq) when the
+// snapshot was taken; "" when there are none or the facts are missing.
+func governorAtMinimum(s *snapshot.Snapshot, good func(string) bool) string {
+	if s.Missing("cpu.min_khz") != "" || s.Missing("cpu.cur_khz") != "" || s.CPU.MinKHz <= 0 {
+		return ""
+	}
+	var low []int
+	for g, cpus := range s.CPU.Governors {
+		if good(g) {
+			continue
+		}
+		for _, c := range cpus {
+			if cur, ok := s.CPU.CurKHz[strconv.Itoa(c)]; ok && cur <= s.CPU.MinKHz {
+				low = append(low, c)
+			}
+		}
+	}
+	if len(low) == 0 {
+		return ""
+	}
+	sort.Ints(low)
+	return fmt.Sprintf("scaling_cur_freq is at the hardware minimum (%.2f GHz) on CPU %s: those CPUs ran at their lowest "+
+		"frequency when the snapshot was taken; under load that is the governor holding them down (seed 004: `CPU MHz` at "+
+		"`CPU min MHz`, half the TPS), on an idle host it only shows they were idle, so read it again under load",
+		float64(s.CPU.MinKHz)/1e6, cpuList(low))
+}
+
+// joinReasons joins two reason sentences.
+func joinReasons(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func checkScalingDriver(ctx *Context) Result {
@@ -306,7 +363,7 @@ func checkEPP(ctx *Context) Result {
 	if !ok {
 		return r
 	}
-	obs := valuesByCPU(s.CPU.EPP)
+	obs := valuesByCPU(s.CPU.EPP, s.CPU.Online)
 	cs := perCPUChanges(s.CPU.EPP, e.Matches, e.Value(), func(c int) string {
 		return cpuPath(c, "cpufreq/energy_performance_preference")
 	})

@@ -47,6 +47,30 @@ func init() {
 				}
 			}},
 		ruleCase{Rule: "CPU-GOVERNOR", Name: "no cpufreq in a VM", Tree: "kvm", Want: NA},
+		// Defect 1: node_exporter's tree has cpuN/cpufreq directories and no
+		// cpufreq/policy*, as older kernels do; its governor is powersave.
+		ruleCase{Rule: "CPU-GOVERNOR", Name: "per-CPU cpufreq layout on powersave", Tree: "node_exporter", Want: Fail,
+			Check: all(observedContains("powersave (all 4 CPUs), driver intel_pstate"),
+				wantChange("/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor", "performance"))},
+		// procfs's tree: governors known for CPUs 0-1 of 8 online; "all" would be wrong.
+		ruleCase{Rule: "CPU-GOVERNOR", Name: "procfs tree, governor of 2 of 8 CPUs", Tree: "procfs", Want: Fail,
+			Check: all(observedContains("powersave on CPU 0-1, driver intel_pstate"), changeCount(2))},
+		// Defect 2: intel_pstate active without energy_performance_preference
+		// has no HWP, so powersave is not accepted as a dynamic HWP policy.
+		ruleCase{Rule: "CPU-GOVERNOR", Name: "intel_pstate active without HWP", Tree: "metal", Want: Fail,
+			Edits: eachPolicy(metalCPUs, "energy_performance_preference", fixture.Delete),
+			Check: all(observedContains("(active, no HWP)"), reasonContains("no HWP"),
+				func(t *testing.T, f Finding) {
+					if strings.Contains(f.Reason, "HWP policy") || strings.Contains(f.Reason, "under HWP") {
+						t.Errorf("reason claims HWP without evidence: %q", f.Reason)
+					}
+				})},
+		// Defect 2: seed 004 is a container host on powersave at half the TPS.
+		ruleCase{Rule: "CPU-GOVERNOR", Name: "container host on HWP powersave", Tree: "metal", Workload: "container-host", Want: Fail,
+			Check: all(observedContains("(active, HWP)"), wantChange("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance"),
+				// metal's scaling_cur_freq is cpuinfo_min_freq (1.2 GHz) or below on CPUs 0, 2, 4 and 7.
+				reasonContains("scaling_cur_freq is at the hardware minimum (1.20 GHz) on CPU 0,2,4,7"),
+				reasonContains("under load"))},
 
 		// CPU-SCALING-DRIVER
 		ruleCase{Rule: "CPU-SCALING-DRIVER", Name: "intel_pstate", Tree: "metal", Want: Pass},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/perflab/perflab/internal/snapshot"
 )
 
 // Security trade-offs that cost performance. Each is judged against the
@@ -60,8 +62,8 @@ var mitigationOffParams = map[string]string{
 type Mitigations struct {
 	State      string   // "off" (mitigations=off), "partial" (some turned off), "auto" (kernel default), "auto,nosmt"
 	Disabled   []string // command-line parameters that turn mitigations off, as written
-	Vulnerable []string // vulnerabilities reported "Vulnerable…"
-	Mitigated  []string // vulnerabilities reported "Mitigation: …"
+	Vulnerable []string // vulnerabilities snapshot.ClassifyVulnerability classes vulnerable
+	Mitigated  []string // vulnerabilities it classes mitigated
 }
 
 // MitigationStates are the values Mitigations.State takes.
@@ -80,16 +82,9 @@ func MitigationsOf(params, vulns map[string]string) Mitigations {
 		m.Disabled = append(m.Disabled, paramText("mitigations", mv))
 	}
 	sort.Strings(m.Disabled)
-	for name, text := range vulns {
-		switch {
-		case strings.HasPrefix(text, "Vulnerable"):
-			m.Vulnerable = append(m.Vulnerable, name)
-		case strings.HasPrefix(text, "Mitigation"):
-			m.Mitigated = append(m.Mitigated, name)
-		}
-	}
-	sort.Strings(m.Vulnerable)
-	sort.Strings(m.Mitigated)
+	k := snapshot.Kernel{Vulnerabilities: vulns}
+	m.Vulnerable = k.VulnerabilitiesIn(snapshot.VulnVulnerable)
+	m.Mitigated = k.VulnerabilitiesIn(snapshot.VulnMitigated)
 	switch {
 	case hasMode && strings.HasPrefix(mv, "off"):
 		m.State = "off"

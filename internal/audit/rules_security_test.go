@@ -17,6 +17,17 @@ func init() {
 	addRuleCases(
 		// KERNEL-MITIGATIONS
 		ruleCase{Rule: "KERNEL-MITIGATIONS", Name: "defaults on an untrusted host", Tree: "metal", Want: Pass},
+		// Defect 3: procfs's itlb_multihit "KVM: Mitigation: VMX unsupported"
+		// is mitigated (5 of 9, not 4), and "KVM: Vulnerable" is vulnerable.
+		ruleCase{Rule: "KERNEL-MITIGATIONS", Name: "procfs tree with itlb_multihit KVM mitigation", Tree: "procfs", Want: Pass,
+			Check: all(observedContains("5 of 9 vulnerabilities mitigated"), func(t *testing.T, f Finding) {
+				if !strings.HasSuffix(f.Observed, "vulnerable: mds, mmio_stale_data") {
+					t.Errorf("observed %q", f.Observed)
+				}
+			})},
+		ruleCase{Rule: "KERNEL-MITIGATIONS", Name: "itlb_multihit KVM: Vulnerable", Tree: "procfs", Want: Pass,
+			Edits: map[string]string{"/sys/devices/system/cpu/vulnerabilities/itlb_multihit": "KVM: Vulnerable\n"},
+			Check: all(observedContains("4 of 9 vulnerabilities mitigated"), observedContains("vulnerable: itlb_multihit, mds, mmio_stale_data"))},
 		ruleCase{Rule: "KERNEL-MITIGATIONS", Name: "seed 000 opt-outs on an untrusted host", Tree: "metal", Want: Fail,
 			Edits: metalCmdline(seed000Cmdline),
 			Check: all(wantSeverity(High), observedContains("mitigations=off"), wantChange("mitigations", "auto"),

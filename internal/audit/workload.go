@@ -46,7 +46,19 @@ type Workload struct {
 	Targets     map[string]string `yaml:"set" json:"targets"`
 	Skip        map[string]bool   `yaml:"-" json:"skip,omitempty"`
 	SkipList    []string          `yaml:"skip,omitempty" json:"-"`
+	Alias       string            `yaml:"-" json:"alias,omitempty"` // the application name it was looked up by ("redis" for kv)
 	base        string            // the built-in workload this one extends (itself for built-ins)
+}
+
+// Label is the workload's name as reports show it: "redis → kv" when it was
+// chosen by an application alias, else its name.
+func (w *Workload) Label() string { return workloadLabel(w.Name, w.Alias) }
+
+func workloadLabel(name, alias string) string {
+	if alias == "" {
+		return name
+	}
+	return alias + " → " + name
 }
 
 // Base returns the built-in workload a user profile descends from.
@@ -261,6 +273,7 @@ var builtins = []builtin{
 		"cpu.epp":      "performance",
 	}},
 	{"container-host", "a node running many containers (Kubernetes worker)", map[string]string{
+		"cpu.governor":                  "performance", // seed 004: a container host on powersave served half the TPS
 		"kernel.pid_max":                ">=4194304",
 		"fs.file-max":                   ">=2097152",
 		"net.core.somaxconn":            ">=4096",
@@ -269,6 +282,80 @@ var builtins = []builtin{
 		"fs.inotify.max_user_instances": ">=8192",
 		"nf_conntrack.max_use_pct":      "<=60",
 	}},
+}
+
+// WorkloadAlias is an application name accepted for --workload, and the
+// built-in workload class it stands for.
+type WorkloadAlias struct {
+	Name     string `json:"name"`
+	Workload string `json:"workload"`
+	Why      string `json:"why"` // why that class fits, when it is not obvious
+}
+
+// workloadAliases are the applications of the field reports (seeds 000-004:
+// redis, nginx, mysql, postgresql, etcd, java services) and their close
+// relatives. etcd is a key-value store, but what bounds it is not fork/COW
+// or connection churn: every Raft commit waits for a write-ahead-log fsync,
+// and etcd's tuning guide is about disk latency and priority. The database
+// targets (dirty-page limits, no THP, performance governor, no NUMA
+// balancing) fit that; kv's vm.overcommit_memory=1 exists for redis's
+// fork and would be wrong advice for etcd.
+var workloadAliases = []WorkloadAlias{
+	{Name: "redis", Workload: "kv"},
+	{Name: "valkey", Workload: "kv"},
+	{Name: "memcached", Workload: "kv"},
+	{Name: "nginx", Workload: "web"},
+	{Name: "haproxy", Workload: "web"},
+	{Name: "envoy", Workload: "web"},
+	{Name: "mysql", Workload: "database"},
+	{Name: "mariadb", Workload: "database"},
+	{Name: "postgresql", Workload: "database"},
+	{Name: "postgres", Workload: "database"},
+	{Name: "etcd", Workload: "database", Why: "every Raft commit waits for a WAL fsync: disk latency, not fork/COW, bounds it"},
+	{Name: "java", Workload: "jvm"},
+}
+
+// WorkloadAliases lists the application aliases in catalogue order.
+func WorkloadAliases() []WorkloadAlias { return append([]WorkloadAlias(nil), workloadAliases...) }
+
+// WorkloadFlagHelp is the usage text of a --workload flag: the built-ins,
+// the application aliases grouped by the class they map to, and profiles.
+func WorkloadFlagHelp() string {
+	var groups []string
+	byClass := map[string][]string{}
+	for _, a := range workloadAliases {
+		if len(byClass[a.Workload]) == 0 {
+			groups = append(groups, a.Workload)
+		}
+		byClass[a.Workload] = append(byClass[a.Workload], a.Name)
+	}
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = strings.Join(byClass[g], ", ") + " → " + g
+	}
+	return "workload: " + strings.Join(Workloads(), "|") + "; or an application, which picks its class (" +
+		strings.Join(parts, "; ") + "); or a YAML profile file"
+}
+
+// WorkloadNames lists the built-in names and then the aliases, for shell
+// completion.
+func WorkloadNames() []string {
+	out := Workloads()
+	for _, a := range workloadAliases {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// aliasFor returns the built-in class an application name stands for.
+func aliasFor(name string) (string, bool) {
+	n := strings.ToLower(name)
+	for _, a := range workloadAliases {
+		if a.Name == n {
+			return a.Workload, true
+		}
+	}
+	return "", false
 }
 
 // Workloads lists the built-in workload names in catalogue order.
@@ -294,11 +381,25 @@ func WorkloadInfo(name string) string {
 type ErrUnknownWorkload struct{ Name string }
 
 func (e ErrUnknownWorkload) Error() string {
-	return fmt.Sprintf("unknown workload %q (built-in: %s; or a profile file)", e.Name, strings.Join(Workloads(), ", "))
+	apps := make([]string, len(workloadAliases))
+	for i, a := range workloadAliases {
+		apps[i] = a.Name
+	}
+	return fmt.Sprintf("unknown workload %q (built-in: %s; applications: %s; or a profile file)",
+		e.Name, strings.Join(Workloads(), ", "), strings.Join(apps, ", "))
 }
 
-// LookupWorkload returns a fresh copy of a built-in workload.
+// LookupWorkload returns a fresh copy of a built-in workload, by its name or
+// an application alias ("redis" gives kv, with Alias "redis").
 func LookupWorkload(name string) (*Workload, error) {
+	if class, ok := aliasFor(name); ok {
+		w, err := LookupWorkload(class)
+		if err != nil {
+			return nil, err
+		}
+		w.Alias = strings.ToLower(name)
+		return w, nil
+	}
 	for _, b := range builtins {
 		if b.name == name {
 			t := baseTargets()
@@ -379,6 +480,7 @@ func ParseProfile(name string, data []byte) (*Workload, error) {
 		base.Skip[id] = true
 	}
 	base.Name = p.Name
+	base.Alias = ""
 	base.Description = p.Description
 	base.Extends = p.Extends
 	base.Trusted = p.Trusted

@@ -226,17 +226,17 @@ func schedule(items []Item, n int) []slot {
 	return out
 }
 
-// Validate checks every item's parameters before anything runs, so a typo
-// in the last probe's --param does not surface after minutes of measuring.
+// Validate checks every item's parameters and the options (with their
+// defaults filled in) before anything runs, so a typo in the last probe's
+// --param does not surface after minutes of measuring. A bad option is an
+// *OptionError.
 func Validate(items []Item, opt Options) error {
 	if len(items) == 0 {
 		return clierr.Usagef("name a suite or probe; see 'perflab bench list'", "nothing to run")
 	}
-	if opt.Repeat < 0 || opt.Repeat > MaxRepeat {
-		return clierr.Usagef("e.g. --repeat 3", "--repeat %d is not between 1 and %d", opt.Repeat, MaxRepeat)
-	}
-	if opt.Precision < 0 || opt.Precision >= 1 {
-		return clierr.Usagef("e.g. --precision 0.01 for ±1%", "--precision %g is not a fraction in [0, 1)", opt.Precision)
+	opt.fill()
+	if err := opt.Validate(); err != nil {
+		return err
 	}
 	for _, it := range items {
 		ms, err := it.Probe.Metrics(it.Params)
@@ -254,6 +254,13 @@ func Validate(items []Item, opt Options) error {
 	return nil
 }
 
+// CheckDir checks that dir can hold the probes' scratch space (a Dir
+// *OptionError when not), for callers that want to fail before measuring.
+func CheckDir(dir string) error {
+	_, err := scratchParent(dir)
+	return err
+}
+
 // scratchParent checks that the directory for probe scratch space exists
 // and is writable now, rather than when the disk probe reaches it.
 func scratchParent(dir string) (string, error) {
@@ -262,15 +269,15 @@ func scratchParent(dir string) (string, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return "", clierr.Usagef("create it or pick another --dir", "--dir %s is not a directory", dir)
+		return "", &OptionError{"Dir", dir, "is not a directory", "create it or pick another"}
 	}
 	f, err := os.CreateTemp(dir, ".perflab-probe-*")
 	if errors.Is(err, fs.ErrNotExist) {
 		// The directory exists but cannot hold new files: /proc, /sys.
-		return "", clierr.Usagef("pick a directory on the filesystem to test", "--dir %s does not accept new files (a pseudo filesystem such as /proc or /sys?)", dir)
+		return "", &OptionError{"Dir", dir, "does not accept new files (a pseudo filesystem such as /proc or /sys?)", "pick a directory on the filesystem to test"}
 	}
 	if err != nil {
-		return "", clierr.Usagef("pick a writable --dir", "--dir %s is not writable: %v", dir, errors.Unwrap(err))
+		return "", &OptionError{"Dir", dir, fmt.Sprintf("is not writable: %v", errors.Unwrap(err)), "pick a writable one"}
 	}
 	f.Close()
 	os.Remove(f.Name())

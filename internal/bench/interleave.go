@@ -136,15 +136,15 @@ func stateLabel(base, state string) string {
 
 func validateStates(io InterleaveOptions) error {
 	if len(io.States) < 2 {
-		return clierr.Usagef("e.g. --state A='true' --state B='sysctl -w vm.swappiness=10'", "interleaving needs at least two states, got %d", len(io.States))
+		return &OptionError{"States", len(io.States), "are fewer than the two interleaving needs", "e.g. States A='true' and B='sysctl -w vm.swappiness=10'"}
 	}
 	seen := map[string]bool{}
 	for _, s := range io.States {
 		if s.Name == "" || strings.ContainsAny(s.Name, "/ \t\n") {
-			return clierr.Usagef("name states with a word: --state before='…'", "state name %q is empty or has a slash or space", s.Name)
+			return &OptionError{"States", fmt.Sprintf("%q", s.Name), "is not a name: empty, or with a slash or space", "name each state with a word, e.g. before='…'"}
 		}
 		if seen[s.Name] {
-			return clierr.Usagef("give each state its own name", "state %s is named twice", s.Name)
+			return &OptionError{"States", s.Name, "is named twice", "give each state its own name"}
 		}
 		seen[s.Name] = true
 		if s.Apply == nil {
@@ -152,7 +152,7 @@ func validateStates(io InterleaveOptions) error {
 		}
 	}
 	if io.Blocks < 0 || io.Blocks > MaxRepeat {
-		return clierr.Usagef("e.g. --blocks 10", "--blocks %d is not between 1 and %d", io.Blocks, MaxRepeat)
+		return &OptionError{"Blocks", io.Blocks, fmt.Sprintf("is not between 1 and %d", MaxRepeat), "e.g. 10"}
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func TestInterleaveBadStates(t *testing.T) {
 		states []State
 		want   string
 	}{
-		{[]State{{"A", ok}}, "at least two states"},
+		{[]State{{"A", ok}}, "fewer than the two"},
 		{[]State{{"A", ok}, {"A", ok}}, "named twice"},
 		{[]State{{"A", ok}, {"a/b", ok}}, "slash or space"},
 	} {

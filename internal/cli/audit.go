@@ -10,6 +10,7 @@ import (
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/metrics"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
@@ -34,7 +35,9 @@ func newAuditCmd(e *env) *cobra.Command {
 		Long: `audit evaluates every rule of the catalogue ('perflab rules') on a snapshot of
 this host, of a --root tree, or of a --snapshot file taken on another host, for
 a workload: a built-in (general, latency, throughput, database, kv, web, jvm,
-container-host) or a YAML profile file. Each failing finding says what was
+container-host), an application that picks its class (redis → kv, nginx → web,
+mysql → database …; 'perflab rules --workloads' lists them) or a YAML profile
+file. Each failing finding says what was
 observed, what the workload expects, why it matters and the command that fixes
 it (and the one that reverts it). The default audit spawns no process.
 
@@ -44,6 +47,7 @@ Exit codes: 0 nothing fails at or above --fail-on (default none: never fail),
   perflab audit --workload web --fail-on high     # CI/cron: exit 1 on high or critical
   perflab audit --snapshot host.json --format md  # a ticket-ready table for a host captured elsewhere
   perflab audit --workload kv --trusted -v        # single-tenant redis host, list every rule
+  perflab audit --workload nginx                  # an application: judged as its class, web
   perflab audit --format prom -o /var/lib/node_exporter/textfile/perflab.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAudit(e, &f) },
@@ -51,14 +55,14 @@ Exit codes: 0 nothing fails at or above --fail-on (default none: never fail),
 	fl := cmd.Flags()
 	fl.StringVar(&f.root, "root", "", "host root filesystem to audit instead of / (holding proc/ and sys/)")
 	fl.StringVar(&f.snapFile, "snapshot", "", "audit a snapshot FILE written by 'perflab snapshot' instead of this host")
-	fl.StringVarP(&f.workload, "workload", "w", "general", "workload: "+strings.Join(audit.Workloads(), "|")+", or a YAML profile file")
+	fl.StringVarP(&f.workload, "workload", "w", "general", audit.WorkloadFlagHelp())
 	fl.StringVar(&f.failOn, "fail-on", "none", "exit 1 when a finding fails at or above this severity: none|info|low|medium|high|critical")
 	fl.IntVar(&f.pid, "pid", 0, "also collect facts of process PID (cgroup, limits, allocator, THP)")
 	fl.BoolVar(&f.trusted, "trusted", false, "the host is single-tenant and runs only trusted code (judge mitigations and audit as performance costs)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also list passing and not-applicable rules")
 	f.out.register(cmd, "text", "text", "json", "md", "prom")
 	_ = cmd.RegisterFlagCompletionFunc("workload", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return audit.Workloads(), cobra.ShellCompDirectiveDefault
+		return audit.WorkloadNames(), cobra.ShellCompDirectiveDefault
 	})
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"none", "info", "low", "medium", "high", "critical"}, cobra.ShellCompDirectiveNoFileComp
@@ -114,12 +118,12 @@ func runAudit(e *env, f *auditFlags) error {
 		case "json":
 			return rep.WriteJSON(out)
 		case "md":
-			return rep.WriteMarkdown(out, f.verbose)
+			return report.AuditMarkdown(out, rep, f.verbose)
 		case "prom":
 			return metrics.WriteText(out, metrics.NewRegistry(Version, s, w.Name, findings))
 		default:
 			st := termfmt.Style{On: f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
-			return rep.WriteText(out, audit.TextOptions{Verbose: f.verbose, Style: st})
+			return report.AuditText(out, rep, report.AuditTextOptions{Verbose: f.verbose, Style: st})
 		}
 	})
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
 	"github.com/spf13/cobra"
@@ -82,41 +82,13 @@ func newTunePlanCmd(e *env) *cobra.Command {
 				if f.out.format == "json" {
 					return writeJSON(w, p)
 				}
-				printPlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
+				report.TunePlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
 				return nil
 			})
 		},
 	}
 	f.register(cmd)
 	return cmd
-}
-
-func printPlan(w io.Writer, p tune.Plan, st termfmt.Style) {
-	if len(p.Items) == 0 && len(p.Instructions) == 0 {
-		fmt.Fprintf(w, "Nothing to change: this host already meets workload %s.\n", p.Workload)
-		return
-	}
-	fmt.Fprintf(w, "%s %d knob(s) for workload %s:\n", st.Bold("Plan:"), len(p.Items), p.Workload)
-	for _, it := range p.Items {
-		line := fmt.Sprintf("  %-18s %s: %s → %s", it.Rule, it.Change.Target, orDash(it.Change.Current), it.Change.Value)
-		if it.Blocked != "" {
-			line += "  " + st.Red("cannot change: "+it.Blocked)
-		}
-		fmt.Fprintln(w, line)
-	}
-	if len(p.Instructions) > 0 {
-		fmt.Fprintf(w, "\n%s (perflab never applies these itself):\n", st.Bold("By hand"))
-		for _, it := range p.Instructions {
-			fmt.Fprintf(w, "  %-18s %s\n", it.Rule, audit.FixCommands([]audit.Change{it.Change}))
-		}
-	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func newTuneApplyCmd(e *env) *cobra.Command {
@@ -134,7 +106,7 @@ func newTuneApplyCmd(e *env) *cobra.Command {
 				return err
 			}
 			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
-			printPlan(e.stdout, p, st)
+			report.TunePlan(e.stdout, p, st)
 			if blocked := blockedItems(p); len(blocked) > 0 {
 				if !skipBlocked {
 					return clierr.Runtimef("run as root on the host itself, or pass --skip-blocked to apply the rest", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
@@ -231,19 +203,7 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 					}
 					return writeJSON(w, drift)
 				}
-				if len(drift) == 0 {
-					fmt.Fprintln(w, "Nothing applied: no tuning journal on this host.")
-				}
-				for _, d := range drift {
-					switch {
-					case d.Error != "":
-						fmt.Fprintf(w, "%s %s: %s\n", st.Red("ERROR"), d.Target, d.Error)
-					case d.OK:
-						fmt.Fprintf(w, "%s    %s = %s\n", st.Green("OK"), d.Target, d.Current)
-					default:
-						fmt.Fprintf(w, "%s %s = %s, expected %s\n", st.Red("DRIFT"), d.Target, d.Current, d.Expected)
-					}
-				}
+				report.TuneVerify(w, drift, st)
 				return nil
 			}); err != nil {
 				return err
@@ -310,28 +270,7 @@ func newTuneStatusCmd(e *env) *cobra.Command {
 				if out.format == "json" {
 					return writeJSON(w, j)
 				}
-				if j == nil {
-					fmt.Fprintln(w, "No tuning applied.")
-					return nil
-				}
-				for _, t := range j.Txns {
-					fmt.Fprintf(w, "#%d %s  %s\n", t.ID, t.Time.Format("2006-01-02 15:04:05Z"), t.Source)
-					for _, en := range j.Entries {
-						if en.Txn == t.ID {
-							where := ""
-							if why := en.Elsewhere(); why != "" {
-								where = "  (" + why + ")"
-							}
-							fmt.Fprintf(w, "   %-8s %s: %s → %s%s\n", en.State, en.Change.Target, en.Old, en.New, where)
-						}
-					}
-				}
-				for _, en := range j.Entries {
-					if en.State == tune.Pending {
-						fmt.Fprintln(w, "An apply was interrupted (pending entries): run 'perflab tune revert' to restore.")
-						break
-					}
-				}
+				report.TuneStatus(w, j)
 				return nil
 			})
 		},

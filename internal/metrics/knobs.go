@@ -3,7 +3,6 @@ package metrics
 import (
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/perflab/perflab/internal/audit"
@@ -40,7 +39,6 @@ var (
 	knownGovernors = []string{"conservative", "ondemand", "performance", "powersave", "schedutil", "userspace"}
 	thpModes       = []string{"always", "madvise", "never"}
 	thpDefragModes = []string{"always", "defer", "defer+madvise", "madvise", "never"}
-	vulnStates     = []string{"not_affected", "mitigated", "vulnerable", "unknown"}
 )
 
 // Knobs is a collector for the key knobs of one snapshot.
@@ -89,25 +87,11 @@ func (k *Knobs) Collect(ch chan<- prometheus.Metric) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		cur := VulnerabilityState(s.Kernel.Vulnerabilities[n])
-		for _, st := range vulnStates {
-			ch <- constGauge(vulnDesc, b2f(st == cur), n, st)
+		cur := snapshot.ClassifyVulnerability(s.Kernel.Vulnerabilities[n])
+		for _, st := range snapshot.VulnStates {
+			ch <- constGauge(vulnDesc, b2f(st == cur), n, string(st))
 		}
 	}
-}
-
-// VulnerabilityState maps the kernel's text to not_affected, mitigated,
-// vulnerable or unknown.
-func VulnerabilityState(text string) string {
-	switch {
-	case strings.HasPrefix(text, "Not affected"):
-		return "not_affected"
-	case strings.HasPrefix(text, "Mitigation"):
-		return "mitigated"
-	case strings.HasPrefix(text, "Vulnerable"):
-		return "vulnerable"
-	}
-	return "unknown"
 }
 
 func collectGovernors(ch chan<- prometheus.Metric, s *snapshot.Snapshot) {

@@ -78,7 +78,13 @@ type jsonPair struct {
 }
 
 type jsonDelta struct {
-	Metric      int    `json:"metric"` // index into metrics
+	Metric int `json:"metric"` // index into metrics
+	// Probe, Name, Params and Unit repeat the metric's, so a delta reads
+	// on its own (jq needs no join with metrics).
+	Probe       string `json:"probe"`
+	Name        string `json:"name"`
+	Params      string `json:"params,omitempty"`
+	Unit        string `json:"unit"`
 	U           num    `json:"u"`
 	P           num    `json:"p"`
 	PAdj        num    `json:"p_adj"`
@@ -164,7 +170,8 @@ func jsonView(c *compare.Comparison) jsonDoc {
 			jp.Config = []compare.Diff{}
 		}
 		for _, d := range p.Deltas {
-			jp.Deltas = append(jp.Deltas, jsonDelta{Metric: d.Row, U: num(d.U), P: num(d.P), PAdj: num(d.PAdj),
+			m := c.Metrics[d.Row]
+			jp.Deltas = append(jp.Deltas, jsonDelta{Metric: d.Row, Probe: m.Probe, Name: m.Metric, Params: m.Params, Unit: m.Unit, U: num(d.U), P: num(d.P), PAdj: num(d.PAdj),
 				Shift: num(d.Shift), ShiftLo: num(d.ShiftLo), ShiftHi: num(d.ShiftHi),
 				DeltaPct: num(d.DeltaPct), DeltaLoPct: num(d.DeltaLoPct), DeltaHiPct: num(d.DeltaHiPct), Ratio: num(d.Ratio),
 				Verdict: string(d.Verdict), Significant: d.PAdj < c.Alpha, Equivalent: d.Equivalent, Need: d.Need, WithinNoise: d.WithinNoise})

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/numfmt"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -200,8 +202,7 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	tw.printf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive\n",
 		p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive])
 	for _, s := range p.Suites {
-		tw.printf("  geomean %s: %s %s over %d metrics (ratio of medians ×%s)\n",
-			s.Suite, Pct(s.GainPct), orientWord(s.GainPct), s.Metrics, Num(s.Ratio))
+		tw.printf("  geomean %s: %s over %d metrics\n", s.Suite, gainWords(s.GainPct), s.Metrics)
 	}
 	var notable []compare.MonDelta
 	for _, m := range p.Monitor {
@@ -212,7 +213,7 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	if len(notable) > 0 {
 		tw.printf("\n%s\n", style.Bold("Host activity during the runs ("+vs+")"))
 		for _, m := range notable {
-			tw.printf("  %-16s %s → %s\n", m.Field, Num(m.Base)+" "+m.Unit, Num(m.Other)+" "+m.Unit)
+			tw.printf("  %-16s %s → %s\n", m.Field, numfmt.Num(m.Base)+" "+m.Unit, numfmt.Num(m.Other)+" "+m.Unit)
 		}
 	}
 	if len(p.Config) > 0 {
@@ -227,12 +228,23 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	}
 }
 
-func orientWord(g float64) string {
+// gainWords says a suite's geometric-mean gain one way: "2.8% better",
+// "34.7% worse" or "unchanged". The gain is oriented (a lower latency is a
+// gain), so it carries no sign and no raw ratio of medians, which mixes
+// directions and read as a contradiction next to it ("+2.8% better …
+// ×0.9906"); the JSON keeps both numbers.
+func gainWords(g float64) string {
+	dec := 1
+	if math.Abs(g) < 0.1 {
+		dec = 2
+	}
 	switch {
+	case math.IsNaN(g):
+		return "no ratio"
 	case g < 0:
-		return "worse"
+		return numfmt.Fixed(-g, dec) + "% worse"
 	case g > 0:
-		return "better"
+		return numfmt.Fixed(g, dec) + "% better"
 	}
 	return "unchanged"
 }

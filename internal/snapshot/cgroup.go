@@ -25,14 +25,15 @@ func collectCgroup(c *collector) {
 		c.miss("cgroup", "no /proc under the root")
 		return
 	}
-	p, pfile, err := targetProc(c)
-	if err != nil {
-		c.missErr("cgroup", pfile, err)
-		return
-	}
-	lines, err := p.Cgroups()
+	pfile := targetProcDir(c)
+	data, err := c.fs.ReadFile(pfile + "/cgroup")
 	if err != nil {
 		c.missErr("cgroup", pfile+"/cgroup", unwrapPathErr(err))
+		return
+	}
+	lines, err := parseProcCgroup(data)
+	if err != nil {
+		c.miss("cgroup", pfile+"/cgroup: "+err.Error())
 		return
 	}
 	mounts, _, merr := targetMounts(c)
@@ -117,14 +118,15 @@ func collectCgroupV1(c *collector, v1 map[string]procfs.Cgroup, mounts []*procfs
 	}
 }
 
-// targetProc is the process whose cgroup is reported.
-func targetProc(c *collector) (procfs.Proc, string, error) {
+// targetProcDir is the /proc directory of the process whose cgroup is
+// reported. It is read through hostfs as a path, not through procfs's
+// Self(), which resolves the proc/self link: in a captured tree proc/self
+// may be a plain directory (what `cp -r /proc/self` makes).
+func targetProcDir(c *collector) string {
 	if c.opt.PID > 0 {
-		p, err := c.proc.Proc(c.opt.PID)
-		return p, "/proc/" + strconv.Itoa(c.opt.PID), err
+		return "/proc/" + strconv.Itoa(c.opt.PID)
 	}
-	p, err := c.proc.Self()
-	return p, "/proc/self", err
+	return "/proc/self"
 }
 
 // cgroupMount finds the mount of a hierarchy in mountinfo: the cgroup2 one,

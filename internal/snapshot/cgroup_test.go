@@ -1,23 +1,28 @@
 package snapshot
 
 import (
+	"os"
 	"testing"
 
 	"github.com/perflab/perflab/internal/fixture"
+	"github.com/prometheus/procfs"
 )
 
 const appCg = "/sys/fs/cgroup/system.slice/app.service"
 
+// metalAppCgroup is what metal's proc/4242 (proc/self) runs under.
+var metalAppCgroup = Cgroup{
+	Version: 2, Path: "/system.slice/app.service",
+	CPUQuotaUS: 200000, CPUPeriodUS: 100000, CPUQuotaDir: appCg,
+	CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Mems: []int{0, 1},
+	MemoryMaxBytes: 17179869184,
+	NrPeriods:      1843200, NrThrottled: 412377, ThrottledUS: 9823412345,
+}
+
 func TestCgroupV2Metal(t *testing.T) {
 	t.Parallel()
 	s := runAreas(t, tree(t, "metal", nil), Options{}, collectCgroup)
-	wantEq(t, "cgroup", s.Cgroup, Cgroup{
-		Version: 2, Path: "/system.slice/app.service",
-		CPUQuotaUS: 200000, CPUPeriodUS: 100000, CPUQuotaDir: appCg,
-		CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Mems: []int{0, 1},
-		MemoryMaxBytes: 17179869184,
-		NrPeriods:      1843200, NrThrottled: 412377, ThrottledUS: 9823412345,
-	})
+	wantEq(t, "cgroup", s.Cgroup, metalAppCgroup)
 	if len(s.Unavailable) != 0 {
 		t.Errorf("unavailable = %v", s.Unavailable)
 	}
@@ -110,4 +115,43 @@ func TestCgroupOfPIDAndMissing(t *testing.T) {
 	// Without mountinfo the conventional /sys/fs/cgroup layout is assumed.
 	s = runAreas(t, tree(t, "metal", map[string]string{"/proc/4242/mountinfo": fixture.Delete}), Options{}, collectCgroup)
 	wantEq(t, "quota via default mount", s.Cgroup.CPUQuotaUS, int64(200000))
+}
+
+// Defect 6: a tree captured with `cp -r /proc/self` has proc/self as a
+// directory, not a link. Every cgroup fact must still be read from it (procfs's
+// Self() failed with "readlink … invalid argument").
+func TestCgroupProcSelfDirectory(t *testing.T) {
+	fs := fixture.Tree(t, "metal", nil)
+	self := fs.Path("/proc/self")
+	if err := os.Remove(self); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.Copy(fs.Path("/proc/4242"), self); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(fs.Path("/proc/4242")); err != nil { // only the copy is left
+		t.Fatal(err)
+	}
+	s := runAreas(t, fs, Options{}, collectCgroup)
+	wantEq(t, "cgroup", s.Cgroup, metalAppCgroup)
+	if len(s.Unavailable) != 0 {
+		t.Errorf("unavailable = %v", s.Unavailable)
+	}
+}
+
+func TestParseProcCgroup(t *testing.T) {
+	got, err := parseProcCgroup([]byte("12:cpu,cpuacct:/a:b\n1:name=systemd:/init.scope\n0::/\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "lines", got, []procfs.Cgroup{
+		{HierarchyID: 12, Controllers: []string{"cpu", "cpuacct"}, Path: "/a:b"},
+		{HierarchyID: 1, Controllers: []string{"name=systemd"}, Path: "/init.scope"},
+		{HierarchyID: 0, Path: "/"},
+	})
+	for _, bad := range []string{"x::/\n", "0:/\n", "-1::/\n"} {
+		if _, err := parseProcCgroup([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
 }

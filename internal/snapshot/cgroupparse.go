@@ -6,11 +6,40 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // Parsers for the cgroup interface files procfs does not read. Each takes
 // the file's text and returns an error for anything that is not the kernel's
 // format, so a corrupt snapshot tree is reported, never guessed at.
+
+// parseProcCgroup parses /proc/<pid>/cgroup: "ID:CONTROLLERS:PATH" lines
+// (cgroups(7)); ID 0 with no controllers is the cgroup v2 line, and the
+// path, which may itself hold colons, runs to the end of the line. It
+// returns procfs's type, so both readers of the file agree.
+func parseProcCgroup(data []byte) ([]procfs.Cgroup, error) {
+	var out []procfs.Cgroup
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("line %d %q: want ID:CONTROLLERS:PATH", i+1, clip(line))
+		}
+		id, err := strconv.Atoi(f[0])
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("line %d %q: hierarchy ID is not a number", i+1, clip(line))
+		}
+		cg := procfs.Cgroup{HierarchyID: id, Path: f[2]}
+		if f[1] != "" {
+			cg.Controllers = strings.Split(f[1], ",")
+		}
+		out = append(out, cg)
+	}
+	return out, nil
+}
 
 // parseCPUMax parses cgroup v2 cpu.max: "$MAX $PERIOD" where $MAX is a
 // number of microseconds or "max" (quota -1: unlimited).

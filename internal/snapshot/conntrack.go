@@ -10,9 +10,14 @@ const conntrackDir = "/proc/sys/net/netfilter/"
 // collectConntrack records whether connection tracking is active and how
 // full its table is. nf_conntrack_max exists only while nf_conntrack is
 // loaded (or built in), which also covers kernels without /proc/modules.
+//
+// "Not loaded" needs evidence too: a module list (/proc/modules or
+// /sys/module) without nf_conntrack, or a /proc/sys/net without its
+// sysctls. A captured tree with neither says nothing, and net.conntrack.loaded
+// is then unavailable rather than false.
 func collectConntrack(c *collector) {
 	ct := &c.s.Net.Conntrack
-	mods := netfilterModules(c)
+	mods, modsKnown := netfilterModules(c)
 	ct.Netfilter = mods
 	ct.Loaded = c.fs.Exists(conntrackDir + "nf_conntrack_max")
 	for _, m := range mods {
@@ -21,6 +26,9 @@ func collectConntrack(c *collector) {
 		}
 	}
 	if !ct.Loaded {
+		if !modsKnown && !c.fs.Exists("/proc/sys/net") {
+			c.miss("net.conntrack.loaded", "no evidence either way: no module list (/proc/modules, /sys/module) and no /proc/sys/net under the root")
+		}
 		return
 	}
 	for _, f := range []struct {
@@ -44,13 +52,14 @@ func collectConntrack(c *collector) {
 // collector's /proc/modules when it has them, else from /sys/module, which
 // also names built-in modules that have parameters (a kernel without module
 // support has no /proc/modules at all).
-func netfilterModules(c *collector) []string {
+// known is false when neither list could be read.
+func netfilterModules(c *collector) (mods []string, known bool) {
 	names := c.s.Kernel.Modules
 	if len(names) == 0 {
 		ents, err := c.fs.ReadDir("/sys/module")
 		if err != nil {
 			c.missErr("net.conntrack.netfilter_modules", "/sys/module", err)
-			return nil
+			return nil, false
 		}
 		for _, e := range ents {
 			names = append(names, e.Name())
@@ -63,7 +72,7 @@ func netfilterModules(c *collector) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, true
 }
 
 func isNetfilterModule(n string) bool {

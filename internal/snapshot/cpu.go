@@ -163,8 +163,10 @@ func cpuNUMA(c *collector) {
 		}
 		node := NUMANode{ID: n}
 		p := path.Join(dir, e.Name())
-		if v, err := c.fs.ReadString(p + "/cpulist"); err == nil {
-			node.CPUs, _ = cpuset.ParseList(v)
+		if v, err := c.fs.ReadString(p + "/cpulist"); err != nil {
+			c.missErr(ElemPath("cpu.numa", strconv.Itoa(n), "cpus"), p+"/cpulist", err)
+		} else if node.CPUs, err = cpuset.ParseList(v); err != nil {
+			c.miss(ElemPath("cpu.numa", strconv.Itoa(n), "cpus"), p+"/cpulist: "+err.Error())
 		}
 		if data, err := c.fs.ReadFile(p + "/meminfo"); err == nil {
 			m := nodeMeminfo(data)
@@ -173,7 +175,7 @@ func cpuNUMA(c *collector) {
 			node.HugePagesTotal, _ = kib(m["HugePages_Total"])
 			node.HugePagesFree, _ = kib(m["HugePages_Free"])
 		} else {
-			c.missErr(fmt.Sprintf("cpu.numa.%d.mem_total_kib", n), p+"/meminfo", err)
+			c.missErr(ElemPath("cpu.numa", strconv.Itoa(n), "mem_total_kib"), p+"/meminfo", err)
 		}
 		c.s.CPU.NUMA = append(c.s.CPU.NUMA, node)
 	}

@@ -117,3 +117,11 @@ func TestParseSizeKiB(t *testing.T) {
 		t.Error("parseSizeKiB(big) succeeded")
 	}
 }
+
+// procfs's tree has node1 and node2 with only a vmstat file: their CPUs are
+// unknown, not an empty set.
+func TestNUMANodeWithoutCPUList(t *testing.T) {
+	s := runAreas(t, tree(t, "procfs", nil), Options{}, collectCPU)
+	wantMissing(t, s, "cpu.numa[1].cpus", "node1/cpulist does not exist")
+	wantMissing(t, s, "cpu.numa[2].cpus", "node2/cpulist does not exist")
+}

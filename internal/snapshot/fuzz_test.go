@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -98,6 +99,13 @@ func FuzzCPUInfo(f *testing.F) {
 	}
 	f.Add("processor : 0\nprocessor : 1\n")
 	f.Add("CPU implementer\t: 0xZZ\nCPU part : \n")
+	if m, _ := filepath.Glob("testdata/cpuinfo/*.txt"); len(m) > 0 {
+		for _, p := range m {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(string(b))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ci := parseCPUInfo([]byte(s))
 		if n := strings.Count(s, "processor"); ci.count > n {
@@ -108,7 +116,9 @@ func FuzzCPUInfo(f *testing.F) {
 		}
 		var c CPU
 		ci.fill(&c)
-		_ = ci.arch()
+		if a, why := ci.arch(); (a == "") == (why == "") {
+			t.Fatalf("arch %q with reason %q: want exactly one", a, why)
+		}
 		if ci.isARM() && c.Vendor == "" {
 			t.Fatal("ARM cpuinfo without a vendor name")
 		}
@@ -178,5 +188,23 @@ func FuzzParsers(f *testing.F) {
 		}
 		_, _ = parseSizeKiB(s)
 		_ = unquoteShell(s)
+	})
+}
+
+func FuzzProcCgroup(f *testing.F) {
+	for _, tree := range []string{"kvm", "metal"} {
+		seedFile(f, tree, "/proc/4242/cgroup")
+	}
+	f.Add("12:cpu,cpuacct:/a:b\n0::/\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		lines, err := parseProcCgroup([]byte(s))
+		if err != nil {
+			return
+		}
+		for _, l := range lines {
+			if l.HierarchyID < 0 {
+				t.Fatalf("negative hierarchy ID in %+v", l)
+			}
+		}
 	})
 }

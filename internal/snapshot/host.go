@@ -38,10 +38,10 @@ func collectHost(c *collector) {
 	// the shape of cpuinfo tells.
 	if v, err := c.fs.ReadString("/proc/sys/kernel/arch"); err == nil && v != "" {
 		h.Arch = v
-	} else if a := c.cpuInfo().arch(); a != "" {
+	} else if a, why := c.cpuInfo().arch(); a != "" {
 		h.Arch = a
 	} else {
-		c.miss("host.arch", "neither /proc/sys/kernel/arch nor /proc/cpuinfo tells the architecture")
+		c.miss("host.arch", why)
 	}
 
 	h.OS = osPrettyName(c)
@@ -191,21 +191,14 @@ func container(c *collector) string {
 // overlayRoot reports whether / is mounted from an overlay filesystem,
 // per the last mount of "/" in /proc/self/mountinfo.
 func overlayRoot(c *collector) bool {
-	data, err := c.fs.ReadFile("/proc/self/mountinfo")
+	ms, err := readMountInfo(c, "/proc/self/mountinfo")
 	if err != nil {
 		return false
 	}
 	fstype := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 || f[4] != "/" {
-			continue
-		}
-		for i := 5; i+1 < len(f); i++ {
-			if f[i] == "-" {
-				fstype = f[i+1]
-				break
-			}
+	for _, m := range ms {
+		if m.MountPoint == "/" {
+			fstype = m.FSType
 		}
 	}
 	return fstype == "overlay" || fstype == "fuse-overlayfs" || fstype == "aufs"

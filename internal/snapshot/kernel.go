@@ -13,7 +13,7 @@ import (
 //
 // Vulnerability files are kept as the kernel's exact text ("Mitigation:
 // Clear CPU buffers; SMT vulnerable"): rules match on it, and
-// sysfs.CPUVulnerabilities normalises it into a state and a remainder.
+// ClassifyVulnerability (vuln.go) classes it.
 func collectKernel(c *collector) {
 	k := &c.s.Kernel
 	for _, f := range []struct {
@@ -91,7 +91,7 @@ func modules(c *collector) {
 	if err != nil {
 		reason := readReason("/proc/modules", err)
 		if errors.Is(err, fs.ErrNotExist) {
-			reason = "the kernel has no loadable module support (no /proc/modules): drivers are built in"
+			reason = c.kernelLacks("the kernel has no loadable module support, drivers are built in", "no /proc/modules")
 		}
 		c.miss("kernel.modules", reason)
 		return

@@ -59,3 +59,10 @@ func readNofile(c *collector, dir string) (rlimit, error) {
 	}
 	return r, nil
 }
+
+// CollectedLive reports whether the snapshot was collected from a running
+// host's own root ("/"), where /proc/self was the perflab that collected it
+// and a kernel file's absence means the kernel lacks it. A tree captured
+// elsewhere (--root) holds what was copied: its proc/self is whatever
+// process read /proc then, and a missing file may just not have been copied.
+func (s *Snapshot) CollectedLive() bool { return s.Root == "/" }

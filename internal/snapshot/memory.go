@@ -35,7 +35,7 @@ func collectMemory(c *collector) {
 
 	const thp = "/sys/kernel/mm/transparent_hugepage/"
 	if !c.fs.Exists(thp) {
-		c.miss("memory.thp", "the kernel has no transparent huge pages: "+thp+" does not exist")
+		c.miss("memory.thp", c.kernelLacks("the kernel has no transparent huge pages", thp+" does not exist"))
 	} else {
 		for _, f := range []struct {
 			dst        *string

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 
@@ -19,10 +20,10 @@ var pseudoFS = map[string]bool{
 }
 
 // collectMounts records the filesystems in the mount namespace of the
-// target process (perflab itself, or --pid), from its mountinfo as parsed
-// by procfs. Options are the per-mount ones (noatime…) followed by the
+// target process (perflab itself, or --pid), from its mountinfo
+// (parseMountInfo). Options are the per-mount ones (noatime…) followed by the
 // superblock ones (discard, barrier…), each once; rw/ro lead and the rest
-// are sorted, because procfs returns them as maps.
+// are sorted, because they are kept as maps.
 func collectMounts(c *collector) {
 	if !c.hasProc() {
 		c.miss("mounts", "no /proc under the root")
@@ -48,12 +49,25 @@ func collectMounts(c *collector) {
 
 // targetMounts reads /proc/<pid>/mountinfo of the target process.
 func targetMounts(c *collector) ([]*procfs.MountInfo, string, error) {
+	file := "/proc/self/mountinfo"
 	if c.opt.PID > 0 {
-		m, err := c.proc.GetProcMounts(c.opt.PID)
-		return m, "/proc/" + strconv.Itoa(c.opt.PID) + "/mountinfo", err
+		file = "/proc/" + strconv.Itoa(c.opt.PID) + "/mountinfo"
 	}
-	m, err := c.proc.GetMounts()
-	return m, "/proc/self/mountinfo", err
+	m, err := readMountInfo(c, file)
+	return m, file, err
+}
+
+// readMountInfo reads and parses one mountinfo file.
+func readMountInfo(c *collector, file string) ([]*procfs.MountInfo, error) {
+	data, err := c.fs.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseMountInfo(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return m, nil
 }
 
 // mountOptions flattens procfs's option maps to the kernel's "key" and

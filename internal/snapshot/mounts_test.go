@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,85 @@ func FuzzMountinfo(f *testing.F) {
 				}
 				seen[k] = true
 			}
+		}
+	})
+}
+
+// Defect 5, on the third-party trees. procfs's own fixture has a double
+// space ("1 1 0:5 /  /root rw,nosuid shared:8 - rootfs rootfs rw"), which
+// splitting on single spaces turned into an empty mount point; node_exporter's
+// has kubelet mount points with \040 and \011 escapes.
+func TestMountinfoThirdParty(t *testing.T) {
+	s := runAreas(t, tree(t, "procfs", nil), Options{}, collectMounts)
+	root := mountAt(s, "/root")
+	if root == nil {
+		t.Fatalf("procfs tree: no mount at /root in %+v", s.Mounts)
+	}
+	wantEq(t, "/root", *root, Mount{Device: "rootfs", MountPoint: "/root", FSType: "rootfs", Options: []string{"rw", "nosuid"}})
+
+	s = runAreas(t, tree(t, "node_exporter", nil), Options{PID: 1}, collectMounts)
+	const dir = "/var/lib/kubelet/plugins/kubernetes.io/vsphere-volume/mounts/[vsanDatastore]"
+	const vol = "bafb9e5a-8856-7e6c-699c-801844e77a4a/kubernetes-dynamic-pvc-3eba5bba-48a3-11e8-89ab-005056b92113.vmdk"
+	for _, mp := range []string{dir + " " + vol, dir + "\t" + vol} {
+		if m := mountAt(s, mp); m == nil || m.Device != "/dev/sda" || m.FSType != "ext4" {
+			t.Errorf("node_exporter tree: mount %q not decoded: %+v", mp, m)
+		}
+	}
+}
+
+func TestParseMountInfoLine(t *testing.T) {
+	for _, c := range []struct {
+		line                        string
+		root, mp, fstype, src, opts string
+		optional                    map[string]string
+	}{
+		// An empty source is printed as two spaces after the fs type.
+		{line: "40 25 0:35 / /mnt/a\\040b\\134c rw,relatime shared:5 master:1 - tmpfs  rw,size=10k",
+			root: "/", mp: `/mnt/a b\c`, fstype: "tmpfs", src: "", opts: "size=10k",
+			optional: map[string]string{"shared": "5", "master": "1"}},
+		{line: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue",
+			root: "/mnt1", mp: "/mnt2", fstype: "ext3", src: "/dev/root", opts: "errors=continue",
+			optional: map[string]string{"master": "1"}},
+		{line: "1 0 0:1 / /new\\012line rw - fuse.sshfs me@host:/a\\040b rw,x=a=b",
+			root: "/", mp: "/new\nline", fstype: "fuse.sshfs", src: "me@host:/a b", opts: "x=a=b",
+			optional: map[string]string{}},
+	} {
+		m, err := parseMountInfoLine(c.line)
+		if err != nil {
+			t.Errorf("%q: %v", c.line, err)
+			continue
+		}
+		k, v, _ := strings.Cut(c.opts, "=")
+		if m.Root != c.root || m.MountPoint != c.mp || m.FSType != c.fstype || m.Source != c.src || m.SuperOptions[k] != v {
+			t.Errorf("%q: got root %q mp %q type %q src %q super %v", c.line, m.Root, m.MountPoint, m.FSType, m.Source, m.SuperOptions)
+		}
+		wantEq(t, "optional fields", m.OptionalFields, c.optional)
+	}
+	for _, bad := range []string{"hello", "1 2 3 4 5 - a b c", "x 1 0:1 / / rw - t s rw", "1 1 0:1 / / rw - t"} {
+		if _, err := parseMountInfoLine(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// FuzzUnmangle: decoding what the kernel's mangling encodes gives the
+// original back, and arbitrary input never panics.
+func FuzzUnmangle(f *testing.F) {
+	f.Add("/mnt/a b\tc\nd\\e")
+	f.Add(`\040\0\1234\777`)
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = unmangle(s)
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			switch s[i] {
+			case ' ', '\t', '\n', '\\':
+				fmt.Fprintf(&b, "\\%03o", s[i])
+			default:
+				b.WriteByte(s[i])
+			}
+		}
+		if got := unmangle(b.String()); got != s {
+			t.Fatalf("unmangle(%q) = %q, want %q", b.String(), got, s)
 		}
 	})
 }

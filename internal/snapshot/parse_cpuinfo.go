@@ -82,8 +82,8 @@ func parseCPUInfo(data []byte) *cpuInfo {
 				flush()
 			}
 		}
-		if ci.count > 0 && !interestingLater(k) {
-			continue // only the first block is kept whole
+		if _, inCPU := block["processor"]; inCPU && ci.count > 0 && !interestingLater(k) {
+			continue // only the first processor block is kept whole
 		}
 		block[k] = strings.TrimSpace(v)
 	}
@@ -107,21 +107,65 @@ func (ci *cpuInfo) isARM() bool {
 }
 
 // arch infers the uname machine from the file's shape, for trees without
-// /proc/sys/kernel/arch.
-func (ci *cpuInfo) arch() string {
+// /proc/sys/kernel/arch; reason says why it cannot when arch is "". Each
+// architecture's kernel writes its own keys (arch/*/kernel/*cpuinfo*): ARM
+// "CPU implementer", s390 "vendor_id: IBM/S390", x86 "vendor_id" with
+// "flags", POWER "cpu: POWERn", RISC-V "isa: rv64…", LoongArch "ISA:
+// loongarch…", MIPS "cpu model". Like x86's lm flag, the 64-bit marks
+// (zarch, rv64, mips64, loongarch64) are what the CPU can run, which is what
+// the kernel runs on every server distribution.
+func (ci *cpuInfo) arch() (arch, reason string) {
+	f := ci.first
+	has := func(key, word string) bool { return strings.Contains(" "+f[key]+" ", " "+word+" ") }
 	switch {
 	case ci.isARM():
-		if ci.first["CPU architecture"] == "8" || ci.first["CPU architecture"] == "9" {
-			return "aarch64"
+		v := leadingDigits(f["CPU architecture"])
+		switch {
+		case v == "8" || v == "9" || strings.Contains(f["Processor"], "AArch64") || has("Features", "asimd"):
+			return "aarch64", ""
+		case v != "":
+			return "armv" + v + "l", ""
 		}
-		return "arm"
-	case ci.first["vendor_id"] != "":
-		if strings.Contains(" "+ci.first["flags"]+" ", " lm ") {
-			return "x86_64"
+		return "arm", ""
+	case strings.HasPrefix(f["vendor_id"], "IBM/S390"):
+		if has("features", "zarch") {
+			return "s390x", ""
 		}
-		return "i686"
+		return "s390", ""
+	case f["vendor_id"] != "" && f["flags"] != "":
+		// A 32-bit kernel prints fdiv_bug, f00f_bug and coma_bug
+		// (arch/x86/kernel/cpu/proc.c, CONFIG_X86_32), also on a CPU with lm.
+		if has("flags", "lm") && f["fdiv_bug"] == "" {
+			return "x86_64", ""
+		}
+		return "i686", ""
+	case strings.HasPrefix(f["isa"], "rv64"):
+		return "riscv64", ""
+	case strings.HasPrefix(f["isa"], "rv32"):
+		return "riscv32", ""
+	case strings.Contains(f["ISA"], "loongarch64") || f["CPU Family"] == "Loongson-64bit":
+		return "loongarch64", ""
+	case f["cpu model"] != "" && strings.HasPrefix(f["isa"], "mips"):
+		if strings.Contains(f["isa"], "mips64") {
+			return "mips64", ""
+		}
+		return "mips", ""
+	case strings.HasPrefix(f["cpu"], "POWER") || strings.HasPrefix(f["cpu"], "PPC") || f["platform"] != "" && f["timebase"] != "":
+		return "", "/proc/cpuinfo shows a POWER CPU (" + f["cpu"] + ") but not the kernel's byte order (ppc64 or ppc64le), and /proc/sys/kernel/arch is absent"
+	case f["vendor_id"] != "":
+		return "", "/proc/cpuinfo names vendor " + f["vendor_id"] + " but no architecture perflab knows, and /proc/sys/kernel/arch is absent"
 	}
-	return ""
+	return "", "neither /proc/sys/kernel/arch nor /proc/cpuinfo tells the architecture"
+}
+
+// leadingDigits returns the decimal digits a string starts with ("6" of
+// "6TEJ").
+func leadingDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
 
 // flags is the x86 "flags" or ARM "Features" list.

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"path"
 	"sort"
 	"strconv"
@@ -30,11 +31,87 @@ func collectPower(c *collector) {
 	cpuidle(c)
 }
 
+// policy is one cpufreq policy directory and the online CPUs it governs.
+type policy struct {
+	dir  string
+	cpus []int
+}
+
+// cpufreqPolicies finds the policies on either sysfs layout: cpufreq/policyN
+// directories (kernels since 4.3), and the per-CPU cpuN/cpufreq directories
+// that older kernels have and node_exporter's fixture tree uses. A tree may
+// mix them (procfs's fixture has policy0 beside a real cpu1/cpufreq), so
+// both are read: a cpuN/cpufreq that resolves to a policy already seen, or
+// whose CPU a policy already governs, adds nothing. On the older layout the
+// CPUs of a shared policy link to one directory, so CPUs are grouped by the
+// directory they resolve to. A directory without scaling_driver or
+// scaling_governor is no policy.
+func cpufreqPolicies(c *collector) []policy {
+	var out []policy
+	index := map[string]int{} // resolved directory → out index
+	covered := map[int]bool{}
+	isPolicy := func(p string) bool {
+		return c.fs.Exists(p+"/scaling_driver") || c.fs.Exists(p+"/scaling_governor")
+	}
+	resolve := func(p string) string {
+		if r, err := c.fs.Resolve(p); err == nil {
+			return r
+		}
+		return p
+	}
+	dirs, _ := c.fs.Glob(cpuDir + "/cpufreq/policy[0-9]*")
+	sort.Slice(dirs, func(i, j int) bool { return policyNum(dirs[i]) < policyNum(dirs[j]) })
+	for _, p := range dirs {
+		if !isPolicy(p) {
+			continue
+		}
+		pol := policy{dir: p, cpus: policyCPUs(c, p, policyNum(p))}
+		for _, n := range pol.cpus {
+			covered[n] = true
+		}
+		index[resolve(p)] = len(out)
+		out = append(out, pol)
+	}
+	fromPolicyDirs := len(out)
+	perCPU, _ := c.fs.Glob(cpuDir + "/cpu[0-9]*/cpufreq")
+	sort.Slice(perCPU, func(i, j int) bool { return cpuDirNum(perCPU[i]) < cpuDirNum(perCPU[j]) })
+	for _, p := range perCPU {
+		n := cpuDirNum(p)
+		if covered[n] || !isPolicy(p) {
+			continue
+		}
+		real := resolve(p)
+		if i, ok := index[real]; ok {
+			// A link to a policyN directory adds no CPU: its affected_cpus
+			// (online CPUs only) is the authority. On the old layout the
+			// links are how a shared policy names its CPUs.
+			if i >= fromPolicyDirs {
+				out[i].cpus = append(out[i].cpus, n)
+				covered[n] = true
+			}
+			continue
+		}
+		pol := policy{dir: p, cpus: policyCPUs(c, p, n)}
+		for _, m := range pol.cpus {
+			covered[m] = true
+		}
+		index[real] = len(out)
+		out = append(out, pol)
+	}
+	return out
+}
+
+func cpuDirNum(p string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(path.Base(path.Dir(p)), "cpu"))
+	return n
+}
+
 func cpufreq(c *collector) {
 	cpu := &c.s.CPU
-	policies, _ := c.fs.Glob(cpuDir + "/cpufreq/policy[0-9]*")
+	policies := cpufreqPolicies(c)
 	if len(policies) == 0 {
-		reason := "no cpufreq driver: " + cpuDir + "/cpufreq has no policies (usual in a VM, where the hypervisor owns frequency)"
+		reason := c.kernelLacks("no cpufreq driver (usual in a VM, where the hypervisor owns frequency)",
+			"neither "+cpuDir+"/cpufreq/policy* nor "+cpuDir+"/cpu*/cpufreq exists")
 		if !c.fs.Exists(cpuDir) {
 			reason = cpuDir + " does not exist on this host"
 		}
@@ -43,20 +120,22 @@ func cpufreq(c *collector) {
 		}
 		return
 	}
-	sort.Slice(policies, func(i, j int) bool { return policyNum(policies[i]) < policyNum(policies[j]) })
 	cpu.Governors = map[string][]int{}
 	cpu.EPP = map[string][]int{}
 	cpu.CurKHz = map[string]int64{}
 	cpu.ScalingMaxKHz = map[string]int64{}
-	for i, p := range policies {
-		cpus := policyCPUs(c, p)
+	var minErr, maxErr error = errNoPolicy, errNoPolicy
+	first := ""
+	for _, pol := range policies {
+		p, cpus := pol.dir, pol.cpus
 		if len(cpus) == 0 {
 			continue // every CPU of the policy is offline
 		}
-		if i == 0 || cpu.ScalingDriver == "" {
+		if first == "" || cpu.ScalingDriver == "" {
+			first = p
 			cpu.ScalingDriver, _ = c.fs.ReadString(p + "/scaling_driver")
-			cpu.MinKHz, _ = c.fs.ReadInt(p + "/cpuinfo_min_freq")
-			cpu.MaxKHz, _ = c.fs.ReadInt(p + "/cpuinfo_max_freq")
+			cpu.MinKHz, minErr = c.fs.ReadInt(p + "/cpuinfo_min_freq")
+			cpu.MaxKHz, maxErr = c.fs.ReadInt(p + "/cpuinfo_max_freq")
 		}
 		if g, err := c.fs.ReadString(p + "/scaling_governor"); err == nil {
 			cpu.Governors[g] = append(cpu.Governors[g], cpus...)
@@ -65,13 +144,13 @@ func cpufreq(c *collector) {
 			cpu.EPP[e] = append(cpu.EPP[e], cpus...)
 		}
 		cur, curErr := c.fs.ReadInt(p + "/scaling_cur_freq")
-		smax, maxErr := c.fs.ReadInt(p + "/scaling_max_freq")
+		smax, smaxErr := c.fs.ReadInt(p + "/scaling_max_freq")
 		for _, id := range cpus {
 			k := strconv.Itoa(id)
 			if curErr == nil {
 				cpu.CurKHz[k] = cur
 			}
-			if maxErr == nil {
+			if smaxErr == nil {
 				cpu.ScalingMaxKHz[k] = smax
 			}
 		}
@@ -81,15 +160,31 @@ func cpufreq(c *collector) {
 			sort.Ints(m[k])
 		}
 	}
+	if minErr != nil {
+		c.missErr("cpu.min_khz", first+"/cpuinfo_min_freq", minErr)
+	}
+	if maxErr != nil {
+		c.missErr("cpu.max_khz", first+"/cpuinfo_max_freq", maxErr)
+	}
+	if len(cpu.CurKHz) == 0 {
+		cpu.CurKHz = nil
+		c.miss("cpu.cur_khz", "no readable scaling_cur_freq under "+path.Dir(first))
+	}
+	if len(cpu.ScalingMaxKHz) == 0 {
+		cpu.ScalingMaxKHz = nil
+		c.miss("cpu.scaling_max_khz", "no readable scaling_max_freq under "+path.Dir(first))
+	}
 	if len(cpu.EPP) == 0 {
 		cpu.EPP = nil
 		c.miss("cpu.epp", "the "+orUnknown(cpu.ScalingDriver)+" driver has no energy_performance_preference")
 	}
 	if len(cpu.Governors) == 0 {
 		cpu.Governors = nil
-		c.miss("cpu.governors", "no readable scaling_governor under "+cpuDir+"/cpufreq")
+		c.miss("cpu.governors", "no readable scaling_governor under "+path.Dir(first))
 	}
 }
+
+var errNoPolicy = errors.New("no online CPU in any cpufreq policy")
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -105,10 +200,11 @@ func policyNum(p string) int {
 
 // policyCPUs lists the online CPUs a policy governs (affected_cpus is a
 // space-separated list; it omits offline CPUs, related_cpus does not).
-func policyCPUs(c *collector, p string) []int {
+// Without affected_cpus the policy is taken to govern CPU n alone, by far
+// the common case.
+func policyCPUs(c *collector, p string, n int) []int {
 	v, err := c.fs.ReadString(p + "/affected_cpus")
 	if err != nil {
-		n := policyNum(p) // one CPU per policy is by far the common case
 		return []int{n}
 	}
 	var out []int
@@ -171,7 +267,7 @@ func cpuidle(c *collector) {
 	if err != nil {
 		reason := readReason(dir+"/current_driver", err)
 		if !c.fs.Exists(dir) {
-			reason = "the kernel has no cpuidle (CONFIG_CPU_IDLE off): " + dir + " does not exist"
+			reason = c.kernelLacks("the kernel has no cpuidle (CONFIG_CPU_IDLE off)", dir+" does not exist")
 		}
 		for _, f := range []string{"cpu.idle_driver", "cpu.idle_governor", "cpu.cstates"} {
 			c.miss(f, reason)

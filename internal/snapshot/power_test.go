@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"os"
 	"testing"
 
 	"github.com/perflab/perflab/internal/fixture"
@@ -108,4 +109,58 @@ func TestPowerNoCPUIdle(t *testing.T) {
 	s := runAreas(t, overlay(t, "kvm", map[string]string{"/sys/devices/system/cpu/cpuidle": fixture.Delete}), Options{}, collectCPU, collectPower)
 	wantMissing(t, s, "cpu.idle_driver", "CONFIG_CPU_IDLE")
 	wantMissing(t, s, "cpu.cstates", "CONFIG_CPU_IDLE")
+}
+
+// Defect 1: node_exporter's fixture (like kernels before 4.3) has real
+// cpuN/cpufreq directories and no cpufreq/policy*. The governor must still
+// be read, per CPU.
+func TestPowerPerCPULayoutNodeExporter(t *testing.T) {
+	s := runAreas(t, tree(t, "node_exporter", nil), Options{}, collectCPU, collectPower)
+	c := s.CPU
+	wantEq(t, "driver", c.ScalingDriver, "intel_pstate")
+	wantEq(t, "governors", c.Governors, map[string][]int{"powersave": {0, 1, 2, 3}})
+	wantEq(t, "cur", c.CurKHz, map[string]int64{"0": 1699981, "1": 1699981, "2": 8000, "3": 8000})
+	wantEq(t, "scaling max cpu1", c.ScalingMaxKHz["1"], int64(3700000))
+	wantPresent(t, s, "cpu.governors")
+	// The tree has no cpuinfo_min/max_freq: missing, not a silent 0.
+	wantMissing(t, s, "cpu.min_khz", "cpu0/cpufreq/cpuinfo_min_freq does not exist")
+	wantMissing(t, s, "cpu.epp", "no energy_performance_preference")
+}
+
+// On the old layout the CPUs of one policy link to the owner's directory:
+// they are one policy, read once, governing every CPU that links to it.
+func TestPowerPerCPULayoutSharedPolicy(t *testing.T) {
+	fs := fixture.Tree(t, "node_exporter", nil) // a private copy: the test edits it
+	d := fs.Path("/sys/devices/system/cpu")
+	for _, cpu := range []string{"cpu1", "cpu2", "cpu3"} {
+		if err := os.RemoveAll(d + "/" + cpu + "/cpufreq"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../cpu0/cpufreq", d+"/"+cpu+"/cpufreq"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := runAreas(t, fs, Options{}, collectCPU, collectPower)
+	wantEq(t, "governors", s.CPU.Governors, map[string][]int{"powersave": {0, 1, 2, 3}})
+	wantEq(t, "cur cpu3", s.CPU.CurKHz["3"], int64(1699981))
+}
+
+// A captured tree holds what was copied: a missing kernel interface there
+// is "not in the tree", with the kernel's lack only one explanation.
+func TestAbsenceInCapturedTreeIsNotAClaim(t *testing.T) {
+	s := runAreas(t, tree(t, "node_exporter", nil), Options{}, collectCPU, collectPower, collectMemory)
+	wantMissing(t, s, "cpu.idle_driver", "/sys/devices/system/cpu/cpuidle does not exist in the captured tree: the kernel has no cpuidle (CONFIG_CPU_IDLE off), or it was not copied")
+	wantMissing(t, s, "memory.thp", "transparent_hugepage/ does not exist in the captured tree: the kernel has no transparent huge pages, or it was not copied")
+	s = runAreas(t, tree(t, "kvm", nil), Options{}, collectCPU, collectPower)
+	wantMissing(t, s, "cpu.governors", "cpu*/cpufreq exists in the captured tree: no cpufreq driver")
+}
+
+// procfs's tree mixes the layouts: cpufreq/policy0 (CPU 0), an empty
+// cpufreq/policy1, and a real cpu1/cpufreq directory. Both CPUs' governors
+// are read; the empty policy directory claims no CPU.
+func TestPowerMixedLayoutProcfs(t *testing.T) {
+	s := runAreas(t, tree(t, "procfs", nil), Options{}, collectCPU, collectPower)
+	wantEq(t, "governors", s.CPU.Governors, map[string][]int{"powersave": {0, 1}})
+	wantEq(t, "driver", s.CPU.ScalingDriver, "intel_pstate")
+	wantEq(t, "min/max", []int64{s.CPU.MinKHz, s.CPU.MaxKHz}, []int64{800000, 2400000})
 }

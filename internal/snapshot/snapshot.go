@@ -48,6 +48,10 @@ type Options struct {
 	PID int
 	// Now overrides the collection time (tests); zero means time.Now.
 	Now time.Time
+	// ID overrides the random snapshot id and Root the recorded root (the
+	// tree's path otherwise): reproducible output for golden files and
+	// for trees whose path means nothing on another machine.
+	ID, Root string
 }
 
 // collector carries what every area collector needs.
@@ -71,6 +75,17 @@ func (c *collector) miss(fact, reason string) {
 	c.s.Unavailable[fact] = reason
 }
 
+// kernelLacks words the absence of a kernel interface. On a live host it
+// means the kernel lacks it: claim, then the missing path. A tree captured
+// elsewhere holds only what was copied, so there the claim is one of two
+// explanations.
+func (c *collector) kernelLacks(claim, missing string) string {
+	if c.fs.Live() {
+		return claim + ": " + missing
+	}
+	return missing + " in the captured tree: " + claim + ", or it was not copied"
+}
+
 // missErr records a read error for a fact, in hostfs's words.
 func (c *collector) missErr(fact, path string, err error) {
 	c.miss(fact, hostfs.Reason(path, err))
@@ -91,6 +106,12 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	}
 	if s.TakenAt.IsZero() {
 		s.TakenAt = time.Now().UTC()
+	}
+	if opt.ID != "" {
+		s.ID = opt.ID
+	}
+	if opt.Root != "" {
+		s.Root = opt.Root
 	}
 	c := &collector{fs: fs, opt: opt, s: s}
 	var err error

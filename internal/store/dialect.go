@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,6 +17,10 @@ type dialect interface {
 	rebind(query string) string
 	// tablesQuery lists the names of the user tables.
 	tablesQuery() string
+	// lockSchema serialises migrations between processes inside tx.
+	lockSchema(ctx context.Context, tx *sql.Tx) error
+	// byteOrder is an ORDER BY term that sorts text column col bytewise.
+	byteOrder(col string) string
 }
 
 // sqliteDialect is modernc.org/sqlite.
@@ -65,3 +71,41 @@ func dollarRebind(q string) string {
 	}
 	return b.String()
 }
+
+// The dialect methods the migration and ordering code needs beyond the
+// query text. SQLite serialises writers with its IMMEDIATE transactions and
+// compares text bytewise; PostgreSQL needs a lock so that two processes
+// opening a new database do not both create its tables, and a collation
+// named so that ids sort as they do in SQLite whatever the database's
+// locale.
+
+func (sqliteDialect) lockSchema(context.Context, *sql.Tx) error { return nil }
+func (sqliteDialect) byteOrder(col string) string               { return col }
+
+// pgDialect is PostgreSQL through jackc/pgx's database/sql driver.
+type pgDialect struct{}
+
+func (pgDialect) driver() string           { return "pgx" }
+func (pgDialect) dsn(target string) string { return target }
+func (pgDialect) rebind(q string) string   { return dollarRebind(q) }
+
+// tablesQuery lists the tables of the schema the connection writes into
+// (search_path's first), so a perflab schema beside others in one database
+// is its own store.
+func (pgDialect) tablesQuery() string {
+	return `SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()`
+}
+
+// schemaLockKey is the advisory lock perflab processes take while they
+// migrate a PostgreSQL store ("perflab" in ASCII).
+const schemaLockKey = 0x706572666c6162
+
+// lockSchema takes a transaction-scoped advisory lock: a second process
+// migrating the same database waits until the first commits, then sees the
+// new version and has nothing left to do.
+func (pgDialect) lockSchema(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLockKey))
+	return err
+}
+
+func (pgDialect) byteOrder(col string) string { return col + ` COLLATE "C"` }

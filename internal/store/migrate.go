@@ -55,21 +55,25 @@ var SchemaVersion = len(migrations)
 var oldestReadable = 1
 
 // migrate brings the database to SchemaVersion, or refuses a newer one
-// without writing anything.
+// without writing anything. Each step re-reads the version under the
+// dialect's schema lock, so processes opening a new shared database at the
+// same moment migrate it once between them.
 func (s *Store) migrate(ctx context.Context) error {
-	v, err := s.version(ctx)
+	v, err := s.version(ctx, s.db)
 	if err != nil {
 		return err
 	}
-	if err := newerErr(v); err != nil {
-		return err
-	}
-	for ; v < SchemaVersion; v++ {
-		if err := s.step(ctx, v); err != nil {
+	for {
+		if err := newerErr(v); err != nil {
+			return err
+		}
+		if v >= SchemaVersion {
+			return nil
+		}
+		if v, err = s.step(ctx, v); err != nil {
 			return fmt.Errorf("migrating schema %d to %d: %w", v, v+1, err)
 		}
 	}
-	return nil
 }
 
 // newerErr refuses a schema written by a newer perflab, whose tables this
@@ -84,7 +88,7 @@ func newerErr(v int) error {
 // checkReadable is migrate for a read-only store: it accepts any schema from
 // oldestReadable to SchemaVersion and changes nothing.
 func (s *Store) checkReadable(ctx context.Context) error {
-	v, err := s.version(ctx)
+	v, err := s.version(ctx, s.db)
 	if err != nil {
 		return err
 	}
@@ -100,9 +104,15 @@ func (s *Store) checkReadable(ctx context.Context) error {
 	return nil
 }
 
+// querier is a database or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // version reads the schema version; a database without the table is new.
-func (s *Store) version(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.tablesQuery())
+func (s *Store) version(ctx context.Context, db querier) (int, error) {
+	rows, err := db.QueryContext(ctx, s.d.tablesQuery())
 	if err != nil {
 		return 0, s.openErr(err)
 	}
@@ -126,7 +136,7 @@ func (s *Store) version(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	var v int
-	err = s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	err = db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -134,30 +144,38 @@ func (s *Store) version(ctx context.Context) (int, error) {
 }
 
 // step applies migration v (to v+1) in one transaction with its version
-// bump, so a crash leaves either the old schema or the new one.
-func (s *Store) step(ctx context.Context, v int) error {
+// bump, so a crash leaves either the old schema or the new one. It returns
+// the version the database has afterwards: v+1, or the version another
+// process migrated it to while this one waited for the schema lock.
+func (s *Store) step(ctx context.Context, v int) (int, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return v, err
 	}
 	defer tx.Rollback()
+	if err := s.d.lockSchema(ctx, tx); err != nil {
+		return v, err
+	}
+	if cur, err := s.version(ctx, tx); err != nil || cur != v {
+		return cur, err
+	}
 	if v == 0 {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-			return err
+			return v, err
 		}
 	}
 	for _, stmt := range migrations[v] {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return err
+			return v, err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-		return err
+		return v, err
 	}
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_version (version) VALUES (?)`), v+1); err != nil {
-		return err
+		return v, err
 	}
-	return tx.Commit()
+	return v + 1, tx.Commit()
 }
 
 // SQLite's primary result codes that say why a file could not be opened.
@@ -172,6 +190,9 @@ const (
 // it (read-write: a file or directory the user may not write, as the WAL
 // journal needs both; read-only: a file the user may not read).
 func (s *Store) openErr(err error) error {
+	if _, ok := s.d.(pgDialect); ok {
+		return pgErr(err)
+	}
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
 		switch coded.Code() & 0xff {

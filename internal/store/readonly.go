@@ -16,6 +16,9 @@ import (
 // ErrNewerSchema and a schema too old to read without migrating
 // ErrOlderSchema. SaveRun and Delete on the store return ErrReadOnly.
 func OpenReadOnly(dsn string) (*Store, error) {
+	if IsPostgres(dsn) {
+		return openPostgres(dsn, true)
+	}
 	path, err := sqlitePath(dsn, false)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 )
 
@@ -30,4 +31,24 @@ func (s *Store) Snapshot(ctx context.Context, id string) (*snapshot.Snapshot, er
 		return nil, fmt.Errorf("snapshot %s: %w", full, err)
 	}
 	return snap, nil
+}
+
+// Export is runs with the snapshots they refer to (those still stored),
+// ready for run.WriteExport.
+func (s *Store) Export(ctx context.Context, runs []*run.Run) (run.Export, error) {
+	ex := run.Export{Schema: run.Schema, Runs: runs, Snapshots: map[string]*snapshot.Snapshot{}}
+	for _, r := range runs {
+		if r.SnapshotID == "" || ex.Snapshots[r.SnapshotID] != nil {
+			continue
+		}
+		snap, err := s.Snapshot(ctx, r.SnapshotID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return ex, err
+		}
+		ex.Snapshots[r.SnapshotID] = snap
+	}
+	return ex, nil
 }

@@ -90,10 +90,14 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens (creating and migrating as needed) the store named by dsn: ""
-// for the default SQLite file, a file path, or "sqlite:PATH". A database
+// for the default SQLite file, a file path, "sqlite:PATH", or a PostgreSQL
+// URL (postgres://…, see openPostgres). A database
 // this process may not write is refused with ErrReadOnly before anything
 // is read or written.
 func Open(dsn string) (*Store, error) {
+	if IsPostgres(dsn) {
+		return openPostgres(dsn, false)
+	}
 	path, err := sqlitePath(dsn, true)
 	if err != nil {
 		return nil, err
@@ -121,9 +125,6 @@ func Open(dsn string) (*Store, error) {
 // path can hold a database. With create, the default location's directory
 // is made; a read-only open creates nothing.
 func sqlitePath(dsn string, create bool) (string, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return "", errors.New("PostgreSQL stores are not supported by this build yet (use a SQLite file path for --db)")
-	}
 	path := strings.TrimPrefix(dsn, "sqlite:")
 	if path == "" {
 		p, err := DefaultPath()

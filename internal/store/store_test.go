@@ -317,7 +317,7 @@ func TestOpenRefusesBadTargets(t *testing.T) {
 		{dir, "is a directory"},
 		{foreign, "not a perflab database"},
 		{garbage, "not a SQLite database"},
-		{"postgres://u@localhost/perflab", "not supported"},
+		{"postgres://u@127.0.0.1:1/perflab?connect_timeout=2", "cannot connect to PostgreSQL"},
 	} {
 		s, err := Open(c.dsn)
 		if err == nil {

@@ -76,6 +76,9 @@ func (s *Store) writeErr(err error) error {
 	if err == nil || errors.Is(err, ErrReadOnly) {
 		return err
 	}
+	if _, ok := s.d.(pgDialect); ok {
+		return pgWriteErr(s.Path, err)
+	}
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) && coded.Code()&0xff == sqliteReadOnly {
 		return fmt.Errorf("%w: %s cannot be written: %v", ErrReadOnly, s.Path, err)

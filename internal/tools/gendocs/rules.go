@@ -68,6 +68,14 @@ func writeTargets(b *bytes.Buffer) error {
 	for _, n := range names {
 		fmt.Fprintf(b, "- `%s`: %s\n", n, audit.WorkloadInfo(n))
 	}
+	b.WriteString("\nApplication names pick the workload that fits them (`--workload redis` is judged as kv):\n\n")
+	for _, a := range audit.WorkloadAliases() {
+		fmt.Fprintf(b, "- `%s` → `%s`", a.Name, a.Workload)
+		if a.Why != "" {
+			fmt.Fprintf(b, ": %s", a.Why)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("\nA target is `a|b` (any of them; tune sets the first), `>=N`, `<=N` or an exact value. ")
 	b.WriteString("A YAML profile (`perflab audit --workload file.yaml`) extends a workload and overrides targets under `set:`.\n\n")
 	b.WriteString("| knob |")
