@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/run"
@@ -89,5 +90,35 @@ func TestRefKindOf(t *testing.T) {
 		if got := refKindOf(c.probe, c.metric, c.unit); got != c.want {
 			t.Errorf("%s %s %s: %q, want %q", c.probe, c.metric, c.unit, got, c.want)
 		}
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	mk := func(prefix string, speed float64, hot float64) []*run.Run {
+		var out []*run.Run
+		for i := range 3 {
+			f := speed * (1 + 0.003*rng.NormFloat64())
+			r := mkRun(prefix+string(rune('0'+i)), "cpu", "h",
+				metricSpec{"events", "events/s", run.Higher, noisy(rng, 8, 1000*f, 0.002)},
+				metricSpec{"hot.events", "events/s", run.Higher, noisy(rng, 8, hot*f, 0.002)})
+			out = append(out, withReference(r, rng, speed))
+		}
+		return out
+	}
+	c, err := Compare([]Side{side("A", mk("a", 1, 1000)...), side("B", mk("b", 0.94, 800/0.94)...)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Headline(c, c.Pairs[0])
+	for _, want := range []string{"no setting changed", "the host ran 6.", "% slower (", " reference)", "1 metric changed beyond drift (1 worse)", "1 moved with the host"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("headline %q lacks %q", h, want)
+		}
+	}
+	// One run a side: inconclusive, and the headline says why.
+	c, _ = Compare([]Side{side("A", mk("a", 1, 1000)[0]), side("B", mk("b", 1, 1000)[0])}, Options{})
+	if h := Headline(c, c.Pairs[0]); !strings.Contains(h, "2 inconclusive: one run a side") || !strings.Contains(h, "no metric changed") {
+		t.Errorf("headline %q", h)
 	}
 }

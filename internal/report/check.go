@@ -138,8 +138,9 @@ func CheckText(w io.Writer, d *CheckDoc, style termfmt.Style) error {
 		for _, p := range c.Pairs {
 			tw.printf("\n")
 			writeCausesText(tw, c, p, rs, style)
-			tw.printf("%s\n", style.Dim(fmt.Sprintf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive; Δ = Hodges–Lehmann shift with %.0f%% CI, Holm-adjusted p at α=%g",
-				p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive], c.Confidence*100, c.Alpha)))
+			tw.printf("  %s\n", compare.Headline(c, p))
+			tw.printf("%s\n", style.Dim(fmt.Sprintf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive; %s",
+				p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive], legend(c))))
 		}
 		if d.Previous == nil {
 			tw.printf("\n%s\n", style.Dim("  first check of this host under label "+d.Label+": the next one will be compared with it"))

@@ -22,8 +22,10 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 		mw.printf("# perflab report: %s\n\n", names[0])
 	} else {
 		mw.printf("# perflab compare: %s\n\n", strings.Join(names, " vs "))
-		mw.printf("Δ is the Hodges–Lehmann shift against **%s** with its %.0f%% CI; p is the two-sided Mann–Whitney p-value, Holm-adjusted over %d metrics; `~` no significant difference, `~=` equivalent within ±%g%%.\n\n",
-			mdEscape(c.Sides[0].Name), c.Confidence*100, len(c.Metrics), c.Margin*100)
+		for _, p := range c.Pairs {
+			mw.printf("**%s.**\n\n", mdEscape(compare.Headline(c, p)))
+		}
+		mw.printf("%s.\n\n", mdEscape(legend(c)))
 	}
 	for _, p := range c.Pairs {
 		title := "Likely causes"

@@ -119,10 +119,20 @@ func deltaView(d compare.Delta, m compare.MetricRow, c *compare.Comparison) *del
 		cell.Mark = fmt.Sprintf("~= ±%s%%", numfmt.Fixed(c.Margin*100, 1))
 	case compare.Inconclusive:
 		cell.Mark = "?"
-		cell.Note = fmt.Sprintf("need ≥%d samples per side", d.Need)
+		if d.Need > 0 {
+			unit := "runs"
+			if strings.HasPrefix(d.Reason, "too few results") { // Go benchmark files: -count
+				unit = "results"
+			}
+			cell.Note = fmt.Sprintf("need ≥%d %s per side", d.Need, unit)
+		}
 	}
-	if d.WithinNoise {
-		cell.Note = strings.TrimPrefix(cell.Note+"; within A/A noise", "; ")
+	if d.HostDrift {
+		cell.Mark += " (drift)"
+		cell.Note = strings.TrimPrefix(cell.Note+"; moved with the host's reference", "; ")
+	}
+	if d.Gross {
+		cell.Note = strings.TrimPrefix(cell.Note+"; beyond any drift (one run a side)", "; ")
 	}
 	return cell
 }
