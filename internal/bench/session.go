@@ -86,3 +86,43 @@ func (s *Session) Run(ctx context.Context, items []Item, opt Options) ([]*run.Ru
 func (s *Session) History(ctx context.Context, runs []*run.Run) []*run.Run {
 	return s.Store.History(ctx, runs)
 }
+
+// Interleave runs an interleaved session (bench.Interleave) on the
+// session's host: each state's runs refer to a snapshot taken right after
+// the state was applied (a state changes the host), and every run is
+// stored as it finishes.
+func (s *Session) Interleave(ctx context.Context, items []Item, io InterleaveOptions, opt Options) ([]*run.Run, *Interleaved, error) {
+	snap := s.Snapshot
+	opt.Host = Host{Name: snap.Host.Hostname, MachineID: snap.Host.MachineID, BootID: snap.Host.BootID, SnapshotID: snap.ID}
+	if opt.Monitor == nil {
+		opt.Monitor = s.Monitor
+	}
+	states := make([]State, len(io.States))
+	for i, st := range io.States {
+		apply := st.Apply
+		states[i] = State{Name: st.Name, Apply: func(ctx context.Context) error {
+			if err := apply(ctx); err != nil {
+				return err
+			}
+			next, err := snapshot.Collect(s.FS, snapshot.Options{})
+			if err != nil {
+				return fmt.Errorf("snapshot after applying %s: %w", st.Name, err)
+			}
+			snap = next
+			return nil
+		}}
+	}
+	io.States = states
+	opt.OnRun = func(r *run.Run) error {
+		r.SnapshotID = snap.ID
+		if s.Store == nil {
+			return nil
+		}
+		if err := s.Store.SaveRun(context.WithoutCancel(ctx), r, snap); err != nil {
+			return &StoreError{RunID: r.ID, Err: err}
+		}
+		s.Stored++
+		return nil
+	}
+	return Interleave(ctx, items, io, opt)
+}

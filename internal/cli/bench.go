@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -36,12 +37,15 @@ type benchFlags struct {
 	budget                   time.Duration
 	params                   []string
 	noStore, noNoiseCheck    bool
+	repeat, blocks           int
+	states                   []string
 }
 
 // benchFlagNames words bench.Options fields as the flags that set them.
 var benchFlagNames = map[string]string{
 	"Precision": "--precision", "MinRuns": "--min-runs", "MaxRuns": "--max-runs", "Warmup": "--warmup",
 	"Budget": "--budget", "CPUs": "--cpus", "Dir": "--dir", "Params": "--param",
+	"Repeat": "--repeat", "States": "--state", "Blocks": "--blocks",
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -63,13 +67,24 @@ probe's scratch files are removed.
 --param key=value applies to every selected probe that has the parameter;
 --param PROBE:key=value to one probe. 'perflab bench list' shows suites,
 probes and their parameters. Where a name is both a suite and a probe (cpu,
-disk), the suite runs; probe:NAME runs the probe alone.`,
+disk), the suite runs; probe:NAME runs the probe alone.
+
+Runs are the unit that 'perflab compare' decides on (docs/statistics.md):
+--repeat N measures every probe N times, round-robin over the probes, so the
+host's drift falls on all of them alike. --state NAME='CMD' (twice or more)
+interleaves states: in each of --blocks blocks perflab runs each state's
+command (sh -c) in a random order and measures right after it; the blocks
+pair, the host's drift between them cancels, and the effect of each state
+against the first is printed with its 95% CI. Each state's runs are stored
+under LABEL/NAME with their block.`,
 		Example: `  perflab bench quick --label before          # every category in about a minute
   perflab bench baseline --label node7         # the full pre-production baseline (~10 min)
   perflab bench memory.latency --cpus 1 --param max=64MiB
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
+  perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
+  perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
   perflab bench list`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchCmd(cmd, e, &f, args) },
 	}
@@ -94,7 +109,45 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dir, "dir", "", "directory for scratch files (the disk probe tests its filesystem; default $TMPDIR)")
 	fl.StringVar(&f.db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
 	fl.BoolVar(&f.noStore, "no-store", false, "print the results without storing the runs")
-	fl.BoolVar(&f.noNoiseCheck, "no-noise-check", false, "skip the 0.1 s host-noise reading before and after each probe (docs/bench.md)")
+	fl.BoolVar(&f.noNoiseCheck, "no-noise-check", false, "skip the host-noise and host-drift readings before and after each probe (docs/bench.md)")
+	fl.IntVar(&f.repeat, "repeat", 1, "measure every probe this many times, round-robin over the probes (runs are the unit compare decides on)")
+	fl.StringArrayVar(&f.states, "state", nil, "NAME='CMD': a state of an interleaved A/B; give two or more (docs/statistics.md)")
+	fl.IntVar(&f.blocks, "blocks", 10, "with --state: at most this many blocks (stops earlier when every effect is within ±precision)")
+}
+
+// interleave maps --state and --blocks to the interleaving options; nil
+// when no state is given.
+func (f *benchFlags) interleave(e *env, changed func(string) bool) (*bench.InterleaveOptions, error) {
+	if len(f.states) == 0 {
+		if changed("blocks") {
+			return nil, clierr.Usagef("give the states to interleave: --state A='CMD' --state B='CMD'", "--blocks needs --state")
+		}
+		return nil, nil
+	}
+	if changed("repeat") {
+		return nil, clierr.Usagef("interleaved states are measured once per block: use --blocks", "--repeat and --state do not go together")
+	}
+	io := &bench.InterleaveOptions{Blocks: f.blocks}
+	for _, s := range f.states {
+		name, command, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, clierr.Usagef("e.g. --state before='sysctl -w vm.swappiness=60'", "--state %q is not NAME=CMD", s)
+		}
+		io.States = append(io.States, bench.State{Name: name, Apply: shellState(e, name, command)})
+	}
+	return io, nil
+}
+
+// shellState runs a state's command with sh -c, its output on stderr.
+func shellState(e *env, name, command string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %q: %w", name, command, err)
+		}
+		return nil
+	}
 }
 
 // options maps the flags to the harness options. --max-runs left at its
@@ -104,6 +157,7 @@ func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
 	opt := bench.Options{
 		Precision: f.precision, MinRuns: f.minRuns, Warmup: f.warmup, Budget: f.budget,
 		Dir: f.dir, Label: f.label, Version: Version, Log: io.Discard, NoNoiseCheck: f.noNoiseCheck,
+		Repeat: f.repeat,
 	}
 	if changed("max-runs") {
 		opt.MaxRuns = f.maxRuns
@@ -161,6 +215,10 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	if err != nil {
 		return err
 	}
+	il, err := f.interleave(e, changed)
+	if err != nil {
+		return err
+	}
 	opt.Suite = plan.Suite
 	if err := bench.Validate(plan.Items, opt); err != nil {
 		return optionErr(err, benchFlagNames)
@@ -181,7 +239,7 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	for _, n := range plan.Notes {
 		fmt.Fprintln(e.stderr, "note: "+n)
 	}
-	return runBench(cmd.Context(), e, plan, opt, st, benchOutput{w, commit, f.out.format})
+	return runBench(cmd.Context(), e, plan, opt, il, st, benchOutput{w, commit, f.out.format})
 }
 
 // parseCPUs reads a CPU list flag and checks that perflab may use them.
@@ -221,7 +279,7 @@ type benchOutput struct {
 
 // runBench measures the plan in a session on this host, storing each run
 // as it finishes, and writes the report of what was measured.
-func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, st *store.Store, out benchOutput) error {
+func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, il *bench.InterleaveOptions, st *store.Store, out benchOutput) error {
 	fs, err := hostfs.New("/")
 	if err != nil {
 		return clierr.Runtimef("", "reading the host: %v", err)
@@ -234,10 +292,10 @@ func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, 
 		fmt.Fprintln(e.stderr, "note: "+n)
 	}
 	opt.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
-	runs, runErr := sess.Run(ctx, plan.Items, opt)
+	runs, res, runErr := measure(ctx, sess, plan, opt, il)
 	if len(runs) > 0 {
 		style := termfmt.Style{On: out.format == "text" && out.w == e.stdout && termfmt.ColorEnabled(e.stdout)}
-		if err := report.Bench(out.w, runs, out.format, style); err != nil {
+		if err := writeBenchReport(out, runs, res, style); err != nil {
 			return clierr.Runtimef("", "writing the report: %v", err)
 		}
 		if err := out.commit(); err != nil {
@@ -248,6 +306,27 @@ func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, 
 		fmt.Fprintf(e.stderr, "stored %d run(s) in %s%s\n", sess.Stored, st.Path, benchLabelNote(opt.Label))
 	}
 	return benchErr(runErr, runs, st != nil)
+}
+
+// measure runs the plan: plainly (with --repeat rounds) or interleaved.
+func measure(ctx context.Context, sess *bench.Session, plan *bench.Plan, opt bench.Options, il *bench.InterleaveOptions) ([]*run.Run, *bench.Interleaved, error) {
+	if il == nil {
+		runs, err := sess.Run(ctx, plan.Items, opt)
+		return runs, nil, err
+	}
+	return sess.Interleave(ctx, plan.Items, *il, opt)
+}
+
+// writeBenchReport writes the runs, and an interleaved session's effects
+// (alone in JSON: the runs are in the store).
+func writeBenchReport(out benchOutput, runs []*run.Run, res *bench.Interleaved, style termfmt.Style) error {
+	if res != nil && out.format == "json" {
+		return report.Interleaved(out.w, res, out.format, style)
+	}
+	if err := report.Bench(out.w, runs, out.format, style); err != nil {
+		return err
+	}
+	return report.Interleaved(out.w, res, out.format, style)
 }
 
 // benchErr words the session's error: an interruption says what was
