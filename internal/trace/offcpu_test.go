@@ -103,3 +103,32 @@ func TestOffCPUSleepAndMutex(t *testing.T) {
 	within(t, "waiter off-CPU on the mutex", wait, time.Duration(float64(p.Elapsed)*150/250), 0.2)
 	within(t, "holder asleep holding the mutex", hold, time.Duration(float64(p.Elapsed)*150/250), 0.2)
 }
+
+func TestLocksMutexWait(t *testing.T) {
+	fs := requireTracing(t, Needs{Tracefs: true})
+	pid, addr := startBlocker(t)
+	l, err := RecordLocks(context.Background(), fs, LockOptions{PID: pid, Duration: 3 * time.Second, MinBlock: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onMutex time.Duration
+	want := "0x" + strconv.FormatUint(addr, 16)
+	for _, w := range l.Waits {
+		if w.Address == want && strings.Contains(strings.Join(w.Stack, ";"), "main.waiter;main.lockMutex") {
+			onMutex += w.Total
+		}
+	}
+	if onMutex == 0 {
+		for _, w := range l.Waits {
+			t.Logf("%v %s %d %v", w.Total, w.Address, w.Count, w.Stack)
+		}
+	}
+	within(t, "waiter futex wait on the mutex", onMutex, time.Duration(float64(l.Elapsed)*150/250), 0.2)
+	// The Go runtime's idle threads wait on futexes too; they must be
+	// listed apart from the mutex, under their own addresses.
+	for _, w := range l.Waits {
+		if w.Address == want && strings.Contains(strings.Join(w.Stack, ";"), "runtime.notesleep") {
+			t.Errorf("runtime futex wait grouped under the mutex: %+v", w)
+		}
+	}
+}
