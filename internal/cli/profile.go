@@ -8,6 +8,7 @@ import (
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/profile"
 	"github.com/perflab/perflab/internal/termfmt"
+	"github.com/perflab/perflab/internal/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +19,7 @@ func newProfileCmd(e *env) *cobra.Command {
 		g        graphOptions
 		out      outputFlags
 		top      int
+		blocked  profile.Blocked
 	)
 	cmd := &cobra.Command{
 		Use:   "profile [-p PID | -a | -- COMMAND [ARG…]]",
@@ -37,7 +39,9 @@ CPU for cpu-clock, events for hardware counters.`,
 		Example: `  perflab profile -- ./myapp --bench        # profile a command until it exits
   perflab profile -p 1234 -d 30 -o app.html  # 30 s of a running process
   perflab profile -a -d 10 -F 99             # every CPU for 10 s
-  perflab profile -p $(pgrep -n java) --colors java -o jvm.svg`,
+  perflab profile -p $(pgrep -n java) --colors java -o jvm.svg
+  perflab profile -p 1234 --off-cpu -d 10 -o blocked.svg   # where it waits
+  perflab profile -p 1234 --locks -d 10                    # which locks it waits on`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt.Command = args
 			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
@@ -54,6 +58,11 @@ CPU for cpu-clock, events for hardware counters.`,
 			}
 			if opt.PID < 0 {
 				return clierr.Usagef("", "-p %d is not a PID", opt.PID)
+			}
+			if blocked.Any() {
+				if err := blocked.Validate(opt.Target); err != nil {
+					return err
+				}
 			}
 			if duration < 0 || duration > 24*3600 {
 				return clierr.Usagef("use 0 < -d <= 86400", "-d %g s is out of range", duration)
@@ -75,6 +84,9 @@ CPU for cpu-clock, events for hardware counters.`,
 			fs, err := hostfs.New("/")
 			if err != nil {
 				return err
+			}
+			if blocked.Any() {
+				return runBlockedProfile(e, cmd, fs, opt, blocked, &g, &out, format, top)
 			}
 			ready, err := profile.CheckReadiness(fs, opt.Target)
 			if err != nil {
@@ -126,6 +138,10 @@ CPU for cpu-clock, events for hardware counters.`,
 	fl.IntVarP(&opt.Freq, "freq", "F", 499, "sampling frequency in Hz")
 	fl.StringVar(&opt.Event, "event", "", "perf event to sample (default: cycles, or cpu-clock where unsupported)")
 	fl.IntVar(&top, "top", 10, "hottest stacks and functions to print")
+	fl.BoolVar(&blocked.OffCPU, "off-cpu", false, "record time blocked (eBPF sched_switch) instead of on-CPU samples")
+	fl.BoolVar(&blocked.Mixed, "mixed", false, "on-CPU (perf) and off-CPU time in one graph; off-CPU stacks end in [off-cpu]")
+	fl.BoolVar(&blocked.Locks, "locks", false, "record futex (lock) waits by waiting stack and lock address")
+	fl.DurationVar(&blocked.MinBlock, "min-block", time.Millisecond, "with --off-cpu/--mixed/--locks: ignore shorter blocks")
 	g.register(cmd)
 	out.register(cmd, "svg", "svg", "html", "folded", "speedscope")
 	return cmd
@@ -145,4 +161,40 @@ func printProfileSummary(e *env, p *profile.Profile, top int, path, format strin
 		fmt.Fprintf(e.stdout, "  %6.2f%%  %s\n", h.Share, profile.Abbrev(h.Name, 110))
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (%s)\n", path, format)
+}
+
+// runBlockedProfile records an eBPF view (--off-cpu, --mixed, --locks) and
+// writes its graph; weights are nanoseconds.
+func runBlockedProfile(e *env, cmd *cobra.Command, fs hostfs.FS, opt profile.Options, b profile.Blocked, g *graphOptions, out *outputFlags, format string, top int) error {
+	if termfmt.IsTTY(e.stderr) {
+		fmt.Fprintf(e.stderr, "perflab: tracing for %s … (Ctrl-C stops early)\n", opt.Duration)
+	}
+	p, err := profile.RecordBlocked(cmd.Context(), fs, opt, b)
+	if err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintln(e.stderr, "perflab: note: "+n)
+	}
+	if g.countName == "samples" {
+		g.countName = "ns"
+	}
+	if g.subtitle == "" {
+		g.subtitle = fmt.Sprintf("%s, %s time, %.1f s, blocks >= %s", p.What, p.Kind, p.Elapsed.Seconds(), b.MinBlock)
+	}
+	w, commit, err := out.open(e.stdout)
+	if err != nil {
+		return err
+	}
+	if err := writeGraph(w, p.Profile, format, g, "nanoseconds"); err != nil {
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	if p.Locks != nil {
+		trace.WriteLocks(e.stdout, p.Locks, top)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s time over %.1f s, %d unique stacks; wrote %s (%s)\n", p.What, p.Kind, p.Elapsed.Seconds(), len(p.Profile.Stacks), out.output, format)
+	return nil
 }

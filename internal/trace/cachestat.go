@@ -209,7 +209,9 @@ func Cachestat(ctx context.Context, fs hostfs.FS, o CacheOptions) (*CacheReport,
 		end = t.C
 	}
 	pages := rep.Unit == "pages"
+	last := start
 	emit := func(now time.Time) {
+		last = now
 		cur, in := total(), pgpgin(fs)
 		iv := CacheInterval{Time: now, CacheCounts: cur.sub(prev).counts(pages), PgpginPages: (in - prevIn) / pageKiB()}
 		prev, prevIn = cur, in
@@ -229,7 +231,11 @@ loop:
 			emit(now)
 		}
 	}
-	emit(time.Now())
+	if now := time.Now(); now.Sub(last) > o.Interval/10 {
+		emit(now)
+	} else {
+		prev, prevIn = total(), pgpgin(fs)
+	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Total = CacheInterval{Time: time.Now(), CacheCounts: prev.sub(first).counts(pages), PgpginPages: (prevIn - firstIn) / pageKiB()}
 	if rep.Intervals == nil {
@@ -299,7 +305,7 @@ func topGroups(out []CacheGroup, top int) []CacheGroup {
 func cgroupPaths(fs hostfs.FS) map[uint64]string {
 	out := map[uint64]string{}
 	for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
-		if !fs.Exists(root + "/cgroup.controllers") && !fs.Exists(root+"/cgroup.procs") {
+		if !fs.Exists(root+"/cgroup.controllers") && !fs.Exists(root+"/cgroup.procs") {
 			continue
 		}
 		if root == "/sys/fs/cgroup" && fs.Exists("/sys/fs/cgroup/unified/cgroup.procs") {

@@ -18,7 +18,7 @@ import (
 
 // Needs is what a tracer requires of the kernel beyond eBPF itself.
 type Needs struct {
-	Tracefs bool     // classic tracepoints (syscalls, filemap, writeback)
+	Tracefs  bool     // classic tracepoints (syscalls, filemap, writeback)
 	BTFTypes []string // kernel types (e.g. btf_trace_sched_switch) that must exist
 }
 

@@ -144,10 +144,23 @@ func (r *stackReader) user(sy *symbolizer, pid uint32, id int32) []string {
 // kernel returns the kernel frames root first, annotated _[k].
 func (r *stackReader) kernel(sy *symbolizer, id int32) []string {
 	ips := r.ips(id)
-	out := make([]string, 0, len(ips))
-	for i := len(ips) - 1; i >= 0; i-- {
-		out = append(out, sy.kernelName(ips[i])+"_[k]")
+	names := make([]string, 0, len(ips))
+	for _, a := range ips {
+		names = append(names, sy.kernelName(a))
+	}
+	// The leaf frames are the tracer itself (bpf_trace_run, the
+	// tracepoint's iterator): not where the thread blocked.
+	for len(names) > 0 && isTracerFrame(names[0]) {
+		names = names[1:]
+	}
+	out := make([]string, 0, len(names))
+	for i := len(names) - 1; i >= 0; i-- {
+		out = append(out, names[i]+"_[k]")
 	}
 	return out
 }
 
+func isTracerFrame(n string) bool {
+	return strings.HasPrefix(n, "bpf_") || strings.HasPrefix(n, "__bpf_") || strings.HasPrefix(n, "__traceiter_") ||
+		strings.HasPrefix(n, "trace_call_bpf") || strings.HasPrefix(n, "perf_trace_")
+}

@@ -19,8 +19,8 @@ import (
 // RetransOptions selects what `trace retrans` records.
 type RetransOptions struct {
 	Duration  time.Duration
-	PID       int  // only flows whose socket this process owns; 0: all
-	MaxEvents int  // events kept in the report (the summary counts all); 0: 1000
+	PID       int    // only flows whose socket this process owns; 0: all
+	MaxEvents int    // events kept in the report (the summary counts all); 0: 1000
 	Ready     func() // called once the probes are attached (tests, progress)
 }
 
@@ -105,7 +105,7 @@ func Retrans(ctx context.Context, fs hostfs.FS, o RetransOptions) (*RetransRepor
 		// fentry can be refused where tp_btf works (no trampolines, lockdown).
 		tlp = false
 		delete(spec.Programs, bpf.RetransProgTcpSendLossProbe)
-		notes = append(notes, "tail-loss probes not traced per flow: the kernel refused fentry on tcp_send_loss_probe ("+firstLine(err)+"); TLPs that retransmit are counted as retransmissions, TCPLossProbes gives the namespace total")
+		notes = append(notes, "tail-loss probes not told apart: the kernel refused fentry on tcp_send_loss_probe; probes that resend data count as retransmissions (nstat TcpExtTCPLossProbes has the total)")
 		coll, err = ebpf.NewCollection(spec)
 	}
 	if err != nil {
