@@ -55,7 +55,7 @@ func Ready(fs hostfs.FS, n Needs) error {
 }
 
 func noPermission() error {
-	return clierr.Runtimef("run as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE (setcap or systemd AmbientCapabilities)",
+	return clierr.Runtimef("run as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE with setcap or systemd AmbientCapabilities",
 		"no permission to load eBPF programs")
 }
 
