@@ -5,7 +5,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 func startBlocker(t *testing.T) (int, uint64) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "blocker")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin := testenv.RequireTool(t, "go")
 	if out, err := exec.Command(gobin, "build", "-o", bin, "./testdata/blocker").CombinedOutput(); err != nil {
 		t.Fatalf("building the blocker: %v\n%s", err, out)
 	}
