@@ -60,6 +60,9 @@ const OffCPUFrame = "[off-cpu]"
 func RecordBlocked(ctx context.Context, fs hostfs.FS, opt Options, b Blocked) (*BlockedProfile, error) {
 	what := "all processes"
 	if opt.PID != 0 {
+		if !fs.Exists(fmt.Sprintf("/proc/%d", opt.PID)) {
+			return nil, clierr.Usagef("give the PID of a running process", "no process %d", opt.PID)
+		}
 		what = fmt.Sprintf("PID %d", opt.PID)
 	}
 	res := &BlockedProfile{What: what}

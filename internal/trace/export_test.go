@@ -10,9 +10,9 @@ import (
 
 type LossyPair = lossyPair
 
-func NewLossyPair(t testing.TB, dropPct int) *LossyPair { return newLossyPair(t, dropPct) }
-func (p *LossyPair) Client() (ns, addr string)           { return p.cli, p.cliAddr }
-func (p *LossyPair) Server() (ns, addr string)           { return p.srv, p.srvAddr }
+func NewLossyPair(t testing.TB, dropPct int) *LossyPair   { return newLossyPair(t, dropPct) }
+func (p *LossyPair) Client() (ns, addr string)            { return p.cli, p.cliAddr }
+func (p *LossyPair) Server() (ns, addr string)            { return p.srv, p.srvAddr }
 func ListenIn(t testing.TB, ns, addr string) net.Listener { return listenIn(t, ns, addr) }
 func DialIn(t testing.TB, ns, addr string) net.Conn       { return dialIn(t, ns, addr) }
 func NstatRetrans(t testing.TB, ns string) float64        { return nstatRetrans(t, ns) }

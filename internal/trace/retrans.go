@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"github.com/perflab/perflab/internal/clierr"
 	"net/netip"
 	"sort"
 	"time"
@@ -80,6 +82,9 @@ func stateName(s uint8) string {
 
 // Retrans traces TCP retransmissions for o.Duration or until ctx ends.
 func Retrans(ctx context.Context, fs hostfs.FS, o RetransOptions) (*RetransReport, error) {
+	if o.PID != 0 && !fs.Exists(fmt.Sprintf("/proc/%d", o.PID)) {
+		return nil, clierr.Usagef("give the PID of a running process", "no process %d", o.PID)
+	}
 	if err := Ready(fs, Needs{BTFTypes: []string{"btf_trace_tcp_retransmit_skb"}}); err != nil {
 		return nil, err
 	}
