@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/perflab/perflab/internal/clierr"
 	"net/netip"
 	"sort"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/perflab/perflab/internal/bpf"
+	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
 	"golang.org/x/sys/unix"
 )
