@@ -5,14 +5,14 @@
 # on/off; the result is the mean ratio with a 95 % t confidence interval
 # over the pairs (the block, not the request, is the unit).
 #
-#   sudo bash bench/trace-overhead.sh            # 8 pairs per tracer
+#   sudo bash bench/trace-overhead.sh            # 10 pairs per tracer
 #   PAIRS=12 sudo bash bench/trace-overhead.sh retrans offcpu
 #
 # Needs root, redis-server, redis-benchmark, perf. docs/trace.md records a run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${TRACE_BENCH_DIR:-/tmp/perflab-trace-bench}
-pairs=${PAIRS:-8}
+pairs=${PAIRS:-10}
 mkdir -p "$out"
 go build -o "$out/perflab" ./cmd/perflab
 P="$out/perflab"
@@ -23,7 +23,7 @@ sleep 0.5
 dd if=/dev/urandom of="$out/cache.dat" bs=1M count=256 status=none
 
 # Each workload prints one throughput number (higher is better).
-w_redis() { redis-benchmark -h 127.0.0.1 -p $port -t set,get -n 100000 -c 20 -q --csv | awk -F, 'NR>1{gsub(/"/,"",$2); s+=$2; n++} END{print s/n}'; }
+w_redis() { redis-benchmark -h 127.0.0.1 -p $port -t set,get -n 20000 -c 20 -q --csv | awk -F, 'NR>1{gsub(/"/,"",$2); s+=$2; n++} END{print s/n}'; }
 w_pipe() { perf bench sched pipe -l 100000 2>&1 | awk '/ops\/sec/{print $1}'; }
 w_futex() { perf bench futex lock-pi -r 3 2>&1 | awk '/Averaged/{print $2}'; }
 w_read() { dd if="$out/cache.dat" of=/dev/null bs=4k 2>&1 | awk '/copied/{print $1/$(NF-3)}'; }
