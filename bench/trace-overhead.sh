@@ -25,8 +25,8 @@ dd if=/dev/urandom of="$out/cache.dat" bs=1M count=256 status=none
 # Each workload prints one throughput number (higher is better).
 w_redis() { redis-benchmark -h 127.0.0.1 -p $port -t set,get -n 20000 -c 20 -q --csv | awk -F, 'NR>1{gsub(/"/,"",$2); s+=$2; n++} END{print s/n}'; }
 w_pipe() { perf bench sched pipe -l 100000 2>&1 | awk '/ops\/sec/{print $1}'; }
-w_futex() { perf bench futex lock-pi -r 3 2>&1 | awk '/Averaged/{print $2}'; }
-w_read() { dd if="$out/cache.dat" of=/dev/null bs=4k 2>&1 | awk '/copied/{print $1/$(NF-3)}'; }
+w_futex() { perf bench futex lock-pi -r 5 2>&1 | awk '/Averaged/{print $2}'; }
+w_read() { for _ in 1 2 3 4; do dd if="$out/cache.dat" of=/dev/null bs=4k 2>&1; done | awk '/copied/{b+=$1; t+=$(NF-3)} END{print b/t}'; }  # 4 KiB reads: one probe hit each
 
 declare -A work=([retrans]=w_redis [offcpu]=w_pipe [locks]=w_futex [cachestat]=w_read)
 declare -A tracer=([retrans]="trace retrans -d 0 -o /dev/null"
