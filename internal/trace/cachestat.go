@@ -102,14 +102,26 @@ func sumVals(vs []bpf.CachestatCacheVal) raw {
 	return r
 }
 
-// Cachestat measures the page-cache hit ratio per interval.
-func Cachestat(ctx context.Context, fs hostfs.FS, o CacheOptions) (*CacheReport, error) {
-	if o.Interval <= 0 {
-		o.Interval = time.Second
-	}
-	if o.Top == 0 {
-		o.Top = 5
-	}
+// CacheCounter is the attached page-cache probes: start it once, take
+// snapshots whenever, subtract two to get counts. Cachestat drives it; the
+// bench monitor can too.
+type CacheCounter struct {
+	fs     hostfs.FS
+	coll   *ebpf.Collection
+	ls     links
+	Probes string   // which kernel probes count
+	Unit   string   // "pages", or "folios" on kernels before 6.10
+	Notes  []string // what is not counted
+}
+
+// CacheSnapshot is the counters at one moment.
+type CacheSnapshot struct {
+	k      raw
+	pgpgin uint64 // KiB
+}
+
+// StartCacheCounter checks the kernel, loads and attaches the probes.
+func StartCacheCounter(fs hostfs.FS) (*CacheCounter, error) {
 	if err := Ready(fs, Needs{Tracefs: true}); err != nil {
 		return nil, err
 	}
@@ -120,133 +132,174 @@ func Cachestat(ctx context.Context, fs hostfs.FS, o CacheOptions) (*CacheReport,
 	if err != nil {
 		return nil, loadErr("cachestat", err)
 	}
-	rep := &CacheReport{Unit: "pages"}
-	var access []string // programs to attach for accesses
+	c := &CacheCounter{fs: fs, Unit: "pages"}
+	access := c.chooseProbes(spec)
+	if c.coll, err = ebpf.NewCollection(spec); err != nil {
+		return nil, loadErr("cachestat", err)
+	}
+	if err := c.attach(access); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// chooseProbes picks the access probes by what the kernel has, removes the
+// others from spec and returns the programs to attach.
+func (c *CacheCounter) chooseProbes(spec *ebpf.CollectionSpec) []string {
+	var access []string
 	switch {
-	case haveTracepoint(fs, "filemap", "mm_filemap_get_pages"):
-		rep.Probes = "tracepoints filemap:mm_filemap_get_pages, mm_filemap_fault, mm_filemap_add_to_page_cache"
+	case haveTracepoint(c.fs, "filemap", "mm_filemap_get_pages"):
+		c.Probes = "tracepoints filemap:mm_filemap_get_pages, mm_filemap_fault, mm_filemap_add_to_page_cache"
 		access = []string{bpf.CachestatProgFilemapGetPages, bpf.CachestatProgFilemapFault}
 		delete(spec.Programs, bpf.CachestatProgFolioMarkAccessed)
 		delete(spec.Programs, bpf.CachestatProgMarkPageAccessed)
+		return access
 	case haveFunc("folio_mark_accessed"):
-		rep.Probes, rep.Unit = "kprobe folio_mark_accessed, tracepoint filemap:mm_filemap_add_to_page_cache", "folios"
+		c.Probes = "kprobe folio_mark_accessed, tracepoint filemap:mm_filemap_add_to_page_cache"
 		access = []string{bpf.CachestatProgFolioMarkAccessed}
 		delete(spec.Programs, bpf.CachestatProgMarkPageAccessed)
 	default:
-		rep.Probes, rep.Unit = "kprobe mark_page_accessed, tracepoint filemap:mm_filemap_add_to_page_cache", "folios"
+		c.Probes = "kprobe mark_page_accessed, tracepoint filemap:mm_filemap_add_to_page_cache"
 		access = []string{bpf.CachestatProgMarkPageAccessed}
 		delete(spec.Programs, bpf.CachestatProgFolioMarkAccessed)
 	}
-	if rep.Unit == "folios" {
-		delete(spec.Programs, bpf.CachestatProgFilemapGetPages)
-		delete(spec.Programs, bpf.CachestatProgFilemapFault)
-	}
-	coll, err := ebpf.NewCollection(spec)
-	if err != nil {
-		return nil, loadErr("cachestat", err)
-	}
-	defer coll.Close()
-	var ls links
-	defer func() { ls.Close() }()
+	c.Unit = "folios"
+	c.Notes = append(c.Notes, "this kernel has no filemap:mm_filemap_get_pages tracepoint (6.10+): accesses are mark-accessed calls and misses folio insertions, both in folios")
+	delete(spec.Programs, bpf.CachestatProgFilemapGetPages)
+	delete(spec.Programs, bpf.CachestatProgFilemapFault)
+	return access
+}
+
+func (c *CacheCounter) attach(access []string) error {
 	for _, name := range access {
 		var l link.Link
 		var err error
 		switch name {
 		case bpf.CachestatProgFilemapGetPages:
-			l, err = link.Tracepoint("filemap", "mm_filemap_get_pages", coll.Programs[name], nil)
+			l, err = link.Tracepoint("filemap", "mm_filemap_get_pages", c.coll.Programs[name], nil)
 		case bpf.CachestatProgFilemapFault:
-			l, err = link.Tracepoint("filemap", "mm_filemap_fault", coll.Programs[name], nil)
+			l, err = link.Tracepoint("filemap", "mm_filemap_fault", c.coll.Programs[name], nil)
 		default:
-			l, err = link.Kprobe(name, coll.Programs[name], nil)
+			l, err = link.Kprobe(name, c.coll.Programs[name], nil)
 		}
 		if err != nil {
-			return nil, loadErr("cachestat", fmt.Errorf("attaching %s: %w", name, err))
+			return loadErr("cachestat", fmt.Errorf("attaching %s: %w", name, err))
 		}
-		ls = append(ls, l)
+		c.ls = append(c.ls, l)
 	}
-	l, err := link.Tracepoint("filemap", "mm_filemap_add_to_page_cache", coll.Programs[bpf.CachestatProgFilemapAdd], nil)
+	l, err := link.Tracepoint("filemap", "mm_filemap_add_to_page_cache", c.coll.Programs[bpf.CachestatProgFilemapAdd], nil)
 	if err != nil {
-		return nil, loadErr("cachestat", err)
+		return loadErr("cachestat", err)
 	}
-	ls = append(ls, l)
+	c.ls = append(c.ls, l)
 	dirty := "writeback_dirty_folio"
-	if !haveTracepoint(fs, "writeback", dirty) {
+	if !haveTracepoint(c.fs, "writeback", dirty) {
 		dirty = "writeback_dirty_page"
 	}
-	if l, err := link.Tracepoint("writeback", dirty, coll.Programs[bpf.CachestatProgDirtyFolio], nil); err == nil {
-		ls = append(ls, l)
+	if l, err := link.Tracepoint("writeback", dirty, c.coll.Programs[bpf.CachestatProgDirtyFolio], nil); err == nil {
+		c.ls = append(c.ls, l)
 	} else {
-		rep.Notes = append(rep.Notes, "dirtied pages not counted: "+firstLine(err))
+		c.Notes = append(c.Notes, "dirtied pages not counted: "+firstLine(err))
 	}
+	return nil
+}
 
-	cm := coll.Maps[bpf.CachestatMapCache]
-	total := func() raw {
-		var r raw
-		var k uint64
-		var vs []bpf.CachestatCacheVal
-		it := cm.Iterate()
-		for it.Next(&k, &vs) {
-			s := sumVals(vs)
-			r.accessed += s.accessed
-			r.added += s.added
-			r.addedPages += s.addedPages
-			r.dirtied += s.dirtied
-		}
-		return r
+// Close detaches the probes and frees the maps.
+func (c *CacheCounter) Close() {
+	c.ls.Close()
+	c.ls = nil
+	if c.coll != nil {
+		c.coll.Close()
 	}
+}
+
+// Snapshot reads the counters summed over cgroups and CPUs, and pgpgin.
+func (c *CacheCounter) Snapshot() CacheSnapshot {
+	var r raw
+	var k uint64
+	var vs []bpf.CachestatCacheVal
+	it := c.coll.Maps[bpf.CachestatMapCache].Iterate()
+	for it.Next(&k, &vs) {
+		s := sumVals(vs)
+		r.accessed += s.accessed
+		r.added += s.added
+		r.addedPages += s.addedPages
+		r.dirtied += s.dirtied
+	}
+	return CacheSnapshot{k: r, pgpgin: pgpgin(c.fs)}
+}
+
+// Between is the interval from a to b (a taken first).
+func (c *CacheCounter) Between(a, b CacheSnapshot, at time.Time) CacheInterval {
+	return CacheInterval{Time: at, CacheCounts: b.k.sub(a.k).counts(c.Unit == "pages"), PgpginPages: (b.pgpgin - a.pgpgin) / pageKiB()}
+}
+
+// Cachestat measures the page-cache hit ratio per interval.
+func Cachestat(ctx context.Context, fs hostfs.FS, o CacheOptions) (*CacheReport, error) {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Top == 0 {
+		o.Top = 5
+	}
+	c, err := StartCacheCounter(fs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	rep := &CacheReport{Probes: c.Probes, Unit: c.Unit, Intervals: []CacheInterval{}}
 	if o.Ready != nil {
 		o.Ready(rep.Probes)
 	}
 	start := time.Now()
-	prev, prevIn := total(), pgpgin(fs)
-	first, firstIn := prev, prevIn
-	tick := time.NewTicker(o.Interval)
-	defer tick.Stop()
-	var end <-chan time.Time
-	if o.Duration > 0 {
-		t := time.NewTimer(o.Duration)
-		defer t.Stop()
-		end = t.C
-	}
-	pages := rep.Unit == "pages"
-	last := start
+	first := c.Snapshot()
+	prev, last := first, start
 	emit := func(now time.Time) {
-		last = now
-		cur, in := total(), pgpgin(fs)
-		iv := CacheInterval{Time: now, CacheCounts: cur.sub(prev).counts(pages), PgpginPages: (in - prevIn) / pageKiB()}
-		prev, prevIn = cur, in
+		cur := c.Snapshot()
+		iv := c.Between(prev, cur, now)
+		prev, last = cur, now
 		rep.Intervals = append(rep.Intervals, iv)
 		if o.Each != nil {
 			o.Each(iv)
 		}
 	}
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-end:
-			break loop
-		case now := <-tick.C:
-			emit(now)
-		}
-	}
+	tickUntil(ctx, o.Interval, o.Duration, emit)
 	if now := time.Now(); now.Sub(last) > o.Interval/10 {
 		emit(now)
 	} else {
-		prev, prevIn = total(), pgpgin(fs)
+		prev = c.Snapshot()
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	rep.Total = CacheInterval{Time: time.Now(), CacheCounts: prev.sub(first).counts(pages), PgpginPages: (prevIn - firstIn) / pageKiB()}
-	if rep.Intervals == nil {
-		rep.Intervals = []CacheInterval{}
-	}
-	rep.Cgroups = topCgroups(fs, cm, o.Top, pages)
-	rep.Files = topFiles(fs, coll.Maps[bpf.CachestatMapFiles], o.Top, pages)
-	if rep.Unit == "folios" {
-		rep.Notes = append(rep.Notes, "this kernel has no filemap:mm_filemap_get_pages tracepoint (6.10+): accesses are mark-accessed calls and misses folio insertions, both in folios")
-	}
+	rep.Total = c.Between(first, prev, time.Now())
+	pages := c.Unit == "pages"
+	rep.Cgroups = topCgroups(fs, c.coll.Maps[bpf.CachestatMapCache], o.Top, pages)
+	rep.Files = topFiles(fs, c.coll.Maps[bpf.CachestatMapFiles], o.Top, pages)
+	rep.Notes = append(rep.Notes, c.Notes...)
 	return rep, nil
+}
+
+// tickUntil calls f every interval until d has passed (0: forever) or ctx
+// ends.
+func tickUntil(ctx context.Context, interval, d time.Duration, f func(time.Time)) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var end <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		end = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-end:
+			return
+		case now := <-tick.C:
+			f(now)
+		}
+	}
 }
 
 func pageKiB() uint64 { return uint64(os.Getpagesize() / 1024) }
