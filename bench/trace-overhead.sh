@@ -8,6 +8,9 @@
 #   sudo bash bench/trace-overhead.sh            # 10 pairs per tracer
 #   PAIRS=12 sudo bash bench/trace-overhead.sh retrans offcpu
 #
+# offcpu-pid traces only redis (idle) while the pipe benchmark runs: the
+# cost every other thread pays when one process is profiled.
+#
 # Needs root, redis-server, redis-benchmark, perf. docs/trace.md records a run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,14 +31,15 @@ w_pipe() { perf bench sched pipe -l 100000 2>&1 | awk '/ops\/sec/{print $1}'; }
 w_futex() { perf bench futex lock-pi -r 5 2>&1 | awk '/Averaged/{print $2}'; }
 w_read() { for _ in 1 2 3 4; do dd if="$out/cache.dat" of=/dev/null bs=4k 2>&1; done | awk '/copied/{b+=$1; t+=$(NF-3)} END{print b/t}'; }  # 4 KiB reads: one probe hit each
 
-declare -A work=([retrans]=w_redis [offcpu]=w_pipe [locks]=w_futex [cachestat]=w_read)
+declare -A work=([retrans]=w_redis [offcpu]=w_pipe [offcpu-pid]=w_pipe [locks]=w_futex [cachestat]=w_read)
 declare -A tracer=([retrans]="trace retrans -d 0 -o /dev/null"
   [offcpu]="profile -a --off-cpu -d 0 -o $out/off.folded"
+  [offcpu-pid]="profile -p $(cat "$out/redis.pid") --off-cpu -d 0 -o $out/offpid.folded"
   [locks]="profile -a --locks -d 0 -o $out/locks.folded"
   [cachestat]="trace cachestat -d 0 -o /dev/null")
 
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(retrans offcpu locks cachestat)
+[ ${#names[@]} -gt 0 ] || names=(retrans offcpu offcpu-pid locks cachestat)
 echo "== $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), $pairs pairs"
 for n in "${names[@]}"; do
   f=${work[$n]}
