@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,19 @@ func TestCachestatColdThenWarm(t *testing.T) {
 		}
 		var st unix.Stat_t
 		_ = unix.Stat(path, &st)
+		// The reads are charged to this process's cgroup (v2 path from the
+		// "0::" line of /proc/self/cgroup).
+		if cg := selfCgroup(t); cg != "" {
+			found := false
+			for _, g := range rep.Cgroups {
+				if g.Name == cg {
+					found = g.Accesses >= size/4096*9/10
+				}
+			}
+			if !found {
+				t.Errorf("cgroup %s not listed with this read's accesses: %+v", cg, rep.Cgroups)
+			}
+		}
 		for _, g := range rep.Files {
 			if g.Name == path {
 				t.Logf("evict=%v probes=%s file %+v ratio %s, host total %+v ratio %s, pgpgin %d pages", evict, rep.Probes, g.CacheCounts, ratio(g.RatioPct), rep.Total.CacheCounts, ratio(rep.Total.RatioPct), rep.Total.PgpginPages)
@@ -105,4 +119,17 @@ func TestCachestatColdThenWarm(t *testing.T) {
 	if *warm.RatioPct < 95 {
 		t.Errorf("warm read hit ratio %.1f%%, want near 100", *warm.RatioPct)
 	}
+}
+
+func selfCgroup(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			return p
+		}
+	}
+	return ""
 }

@@ -32,9 +32,11 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func fixtureRetrans() *RetransReport {
+func fixtureRetrans() *RetransReport { return fixtureRetransPID(0) }
+
+func fixtureRetransPID(pid int) *RetransReport {
 	t0 := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
-	c := &retransCollector{o: RetransOptions{MaxEvents: 3}, owners: &sockOwners{byIno: map[uint64]owner{
+	c := &retransCollector{o: RetransOptions{MaxEvents: 3, PID: pid}, owners: &sockOwners{byIno: map[uint64]owner{
 		11: {4242, "nginx"}, 12: {777, "sshd"}}, seenMiss: map[uint64]bool{}, lastScan: time.Now().Add(time.Hour)}, flows: map[flowKey]*Flow{}}
 	ev := func(ino uint64, sport, dport uint16, segs uint16, kind, failed uint8, state uint8, at time.Duration) {
 		e := &bpf.RetransRetransEvent{TsNs: uint64(at), SockIno: ino, Family: 2, Sport: sport, Dport: dport, Segs: segs, Kind: kind, Failed: failed, State: state}
@@ -160,5 +162,12 @@ func TestKernelStackDropsTracerFrames(t *testing.T) {
 		if isTracerFrame(n) != want {
 			t.Errorf("isTracerFrame(%q) = %v", n, !want)
 		}
+	}
+}
+
+func TestRetransPIDFilter(t *testing.T) {
+	r := fixtureRetransPID(4242)
+	if len(r.Flows) != 1 || r.Flows[0].Comm != "nginx" || r.Segs != 4 || r.Flows[0].SharePct != 100 {
+		t.Errorf("--pid 4242 kept %+v (segments %d), want only nginx's flow", r.Flows, r.Segs)
 	}
 }
