@@ -26,9 +26,11 @@ type RetransRetransEvent struct {
 	Segs    uint16
 	State   uint8
 	Kind    uint8
-	Failed  uint8
 	Pad     uint8
+	_       [1]byte
+	Err     int16
 	Comm    [16]int8
+	_       [6]byte
 }
 
 // Names of all BPF objects in the ELF.

@@ -3,6 +3,7 @@ package trace
 import (
 	"net"
 	"testing"
+	"time"
 )
 
 // Test helpers for the external (package trace_test) tests that drive the
@@ -16,3 +17,7 @@ func (p *LossyPair) Server() (ns, addr string)            { return p.srv, p.srvA
 func ListenIn(t testing.TB, ns, addr string) net.Listener { return listenIn(t, ns, addr) }
 func DialIn(t testing.TB, ns, addr string) net.Conn       { return dialIn(t, ns, addr) }
 func NstatRetrans(t testing.TB, ns string) float64        { return nstatRetrans(t, ns) }
+
+func Blast(t testing.TB, n int, d time.Duration, dial func() net.Conn) map[int]bool {
+	return blast(t, n, d, dial)
+}

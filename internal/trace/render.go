@@ -26,7 +26,10 @@ func WriteRetrans(w io.Writer, r *RetransReport, format string, events int) erro
 	}
 	fmt.Fprintf(w, "%d retransmissions (%d segments, %.1f/s), %d tail-loss probes, %d flows", r.Retrans, r.Segs, perSec(r.Segs, r.Seconds), r.TLP, len(r.Flows))
 	if r.Failed > 0 {
-		fmt.Fprintf(w, ", %d not sent", r.Failed)
+		fmt.Fprintf(w, ", %d given up before sending", r.Failed)
+	}
+	if r.LocalDrops > 0 {
+		fmt.Fprintf(w, ", %d dropped by this host on the way out", r.LocalDrops)
 	}
 	fmt.Fprintf(w, " in %.1f s\n", r.Seconds)
 	if r.CounterSegs != nil {

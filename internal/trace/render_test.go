@@ -38,15 +38,16 @@ func fixtureRetransPID(pid int) *RetransReport {
 	t0 := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 	c := &retransCollector{o: RetransOptions{MaxEvents: 3, PID: pid}, owners: &sockOwners{byIno: map[uint64]owner{
 		11: {4242, "nginx"}, 12: {777, "sshd"}}, seenMiss: map[uint64]bool{}, lastScan: time.Now().Add(time.Hour)}, flows: map[flowKey]*Flow{}}
-	ev := func(ino uint64, sport, dport uint16, segs uint16, kind, failed uint8, state uint8, at time.Duration) {
-		e := &bpf.RetransRetransEvent{TsNs: uint64(at), SockIno: ino, Family: 2, Sport: sport, Dport: dport, Segs: segs, Kind: kind, Failed: failed, State: state}
+	ev := func(ino uint64, sport, dport uint16, segs uint16, kind uint8, err int16, state uint8, at time.Duration) {
+		e := &bpf.RetransRetransEvent{TsNs: uint64(at), SockIno: ino, Family: 2, Sport: sport, Dport: dport, Segs: segs, Kind: kind, Err: err, State: state}
 		copy(e.Saddr[:], []byte{10, 0, 0, 1})
 		copy(e.Daddr[:], []byte{10, 0, 0, 2})
 		c.add(e, t0)
 	}
 	ev(11, 443, 51000, 1, 1, 0, 1, time.Millisecond)
 	ev(11, 443, 51000, 3, 1, 0, 1, 2*time.Millisecond)
-	ev(11, 443, 51000, 1, 1, 1, 1, 3*time.Millisecond) // failed: not counted
+	ev(11, 443, 51000, 1, 1, -16, 1, 3*time.Millisecond)   // EBUSY: not sent, not counted
+	ev(11, 443, 51000, 2, 1, -1, 1, 3500*time.Microsecond) // EPERM: netfilter dropped it, counted
 	ev(12, 22, 60000, 1, 1, 0, 1, 4*time.Millisecond)
 	ev(12, 22, 60000, 0, 2, 0, 1, 5*time.Millisecond) // tail-loss probe
 	ev(99, 8080, 40000, 2, 1, 0, 4, 6*time.Millisecond)
@@ -58,18 +59,18 @@ func fixtureRetransPID(pid int) *RetransReport {
 
 func TestRetransSummary(t *testing.T) {
 	r := fixtureRetrans()
-	if r.Retrans != 4 || r.Segs != 7 || r.TLP != 1 || r.Failed != 1 {
-		t.Fatalf("totals %d retrans, %d segs, %d TLP, %d failed; want 4, 7, 1, 1", r.Retrans, r.Segs, r.TLP, r.Failed)
+	if r.Retrans != 5 || r.Segs != 9 || r.TLP != 1 || r.Failed != 1 || r.LocalDrops != 1 {
+		t.Fatalf("totals %d retrans, %d segs, %d TLP, %d failed, %d local drops; want 5, 9, 1, 1, 1", r.Retrans, r.Segs, r.TLP, r.Failed, r.LocalDrops)
 	}
 	top := r.Flows[0]
-	if top.PID != 4242 || top.Src != netip.MustParseAddrPort("10.0.0.1:443") || top.Segs != 4 || top.SharePct < 57.1 || top.SharePct > 57.2 || top.PerSec != 1 {
-		t.Errorf("top flow %+v, want nginx 10.0.0.1:443 with 4 of 7 segments at 1/s", top)
+	if top.PID != 4242 || top.Src != netip.MustParseAddrPort("10.0.0.1:443") || top.Segs != 6 || top.SharePct < 66.6 || top.SharePct > 66.7 || top.PerSec != 1.5 {
+		t.Errorf("top flow %+v, want nginx 10.0.0.1:443 with 6 of 9 segments at 1.5/s", top)
 	}
 	if r.Flows[1].PID != 0 || r.Flows[1].State != "FIN_WAIT1" {
 		t.Errorf("unowned flow %+v", r.Flows[1])
 	}
-	if len(r.Events) != 3 || r.Truncated != 2 {
-		t.Errorf("%d events kept, %d not listed; want 3 and 2", len(r.Events), r.Truncated)
+	if len(r.Events) != 3 || r.Truncated != 3 || !r.Events[2].LocalDrop {
+		t.Errorf("%d events kept (%+v), %d not listed; want 3 (the third dropped locally) and 3", len(r.Events), r.Events, r.Truncated)
 	}
 }
 
@@ -167,7 +168,7 @@ func TestKernelStackDropsTracerFrames(t *testing.T) {
 
 func TestRetransPIDFilter(t *testing.T) {
 	r := fixtureRetransPID(4242)
-	if len(r.Flows) != 1 || r.Flows[0].Comm != "nginx" || r.Segs != 4 || r.Flows[0].SharePct != 100 {
+	if len(r.Flows) != 1 || r.Flows[0].Comm != "nginx" || r.Segs != 6 || r.Flows[0].SharePct != 100 {
 		t.Errorf("--pid 4242 kept %+v (segments %d), want only nginx's flow", r.Flows, r.Segs)
 	}
 }

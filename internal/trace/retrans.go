@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -36,6 +37,9 @@ type RetransEvent struct {
 	Dst   netip.AddrPort `json:"dst"`
 	State string         `json:"state"`
 	Segs  int            `json:"segments"`
+	// LocalDrop: the kernel sent it but this host dropped it on the way
+	// out (netfilter, qdisc, device).
+	LocalDrop bool `json:"local_drop,omitempty"`
 }
 
 // Flow is the per-connection summary.
@@ -54,15 +58,16 @@ type Flow struct {
 
 // RetransReport is the result of a trace.
 type RetransReport struct {
-	Seconds   float64        `json:"seconds"`
-	Retrans   int            `json:"retransmits"`
-	Segs      int            `json:"segments"`
-	TLP       int            `json:"tail_loss_probes"`
-	Failed    int            `json:"failed_not_sent"`
-	Lost      uint64         `json:"events_lost"`
-	Flows     []Flow         `json:"flows"`
-	Events    []RetransEvent `json:"events"`
-	Truncated int            `json:"events_not_listed,omitempty"`
+	Seconds    float64        `json:"seconds"`
+	Retrans    int            `json:"retransmits"`
+	Segs       int            `json:"segments"`
+	TLP        int            `json:"tail_loss_probes"`
+	Failed     int            `json:"failed_not_sent"`
+	LocalDrops int            `json:"dropped_locally"`
+	Lost       uint64         `json:"events_lost"`
+	Flows      []Flow         `json:"flows"`
+	Events     []RetransEvent `json:"events"`
+	Truncated  int            `json:"events_not_listed,omitempty"`
 	// Counter is RetransSegs of perflab's own network namespace over the
 	// same time (/proc/net/snmp); the tracer sees every namespace.
 	CounterSegs *float64 `json:"netns_counter_retrans_segs,omitempty"`
@@ -263,11 +268,17 @@ func (c *retransCollector) add(e *bpf.RetransRetransEvent, mono time.Time) {
 	switch {
 	case e.Kind == 2:
 		ev.Kind, ev.Segs = "tlp", 0
-	case e.Failed != 0:
-		// Not sent (e.g. the original still in a host queue): the kernel
-		// does not count it either.
+	case notAttempted(e.Err):
+		// Given up before sending (original still in a host queue, no
+		// route, no memory, outside the window): the kernel does not
+		// count it in RetransSegs either.
 		c.total.Failed++
 		return
+	case e.Err != 0:
+		// Counted by the kernel, then dropped on the way out (netfilter,
+		// qdisc, device): a local drop, itself worth knowing.
+		ev.LocalDrop = true
+		c.total.LocalDrops++
 	}
 	k := flowKey{ev.Src, ev.Dst}
 	f := c.flows[k]
@@ -334,4 +345,14 @@ func summarizeFlows(m map[flowKey]*Flow, seconds float64, totalSegs int) []Flow 
 		return out[i].Src.String()+out[i].Dst.String() < out[j].Src.String()+out[j].Dst.String()
 	})
 	return out
+}
+
+// notAttempted reports whether a tcp_retransmit_skb error (6.13+) means
+// the kernel gave up before counting and sending the retransmission.
+func notAttempted(err int16) bool {
+	switch syscall.Errno(-err) {
+	case unix.EBUSY, unix.EAGAIN, unix.EHOSTUNREACH, unix.ENOMEM:
+		return true
+	}
+	return false
 }

@@ -50,16 +50,7 @@ func TestRetransLossyFlow(t *testing.T) {
 		t.Fatal(terr)
 	}
 	before := nstatRetrans(t, p.cli)
-	c := dialIn(t, p.cli, p.srvAddr+":15201")
-	cport := c.LocalAddr().(*net.TCPAddr).Port
-	buf := make([]byte, 64<<10)
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := c.Write(buf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Close()
+	ports := blast(t, 4, 3*time.Second, func() net.Conn { return dialIn(t, p.cli, p.srvAddr+":15201") })
 	time.Sleep(500 * time.Millisecond)
 	after := nstatRetrans(t, p.cli)
 	<-done
@@ -72,13 +63,15 @@ func TestRetransLossyFlow(t *testing.T) {
 	}
 	var flowSegs, other int
 	for _, f := range rep.Flows {
-		if f.Dst.Port() == 15201 && int(f.Src.Port()) == cport {
+		if f.Dst.Port() == 15201 && ports[int(f.Src.Port())] {
 			flowSegs += f.Segs
 			if f.Src.Addr().String() != p.cliAddr || f.Dst.Addr().String() != p.srvAddr {
 				t.Errorf("flow addresses %v → %v, want %s → %s", f.Src, f.Dst, p.cliAddr, p.srvAddr)
 			}
-		} else {
+		} else if f.Src.Addr().String() == p.cliAddr || f.Dst.Addr().String() == p.cliAddr {
 			other += f.Segs
+		} else {
+			t.Logf("not this test's: %v → %v %d segments (other work on the host)", f.Src, f.Dst, f.Segs)
 		}
 	}
 	t.Logf("traced %d segments on the flow (%d events, %d TLP), %d elsewhere; nstat TcpRetransSegs %v", flowSegs, rep.Retrans, rep.TLP, other, want)
@@ -88,7 +81,46 @@ func TestRetransLossyFlow(t *testing.T) {
 	if other > 5 {
 		t.Errorf("%d segments retransmitted on other flows, want a handful at most", other)
 	}
-	if len(rep.Flows) == 0 || rep.Flows[0].SharePct < 90 {
-		t.Errorf("top flow share %+v, want the lossy flow with >90%%", rep.Flows)
+	var share float64
+	for _, f := range rep.Flows {
+		if ports[int(f.Src.Port())] {
+			share += f.SharePct
+		}
 	}
+	if share < 90 && !testenv.InCI() {
+		t.Logf("the test's flows have %.1f%% of the host's retransmitted segments (other work on this host retransmits too)", share)
+	} else if share < 90 {
+		t.Errorf("the test's flows have %.1f%% of the host's retransmitted segments, want > 90%%: %+v", share, rep.Flows)
+	}
+}
+
+// blast writes as fast as it can over n connections for d and returns their
+// local ports. Several connections keep packets flowing while one of them
+// waits out a retransmission timeout.
+func blast(t testing.TB, n int, d time.Duration, dial func() net.Conn) map[int]bool {
+	t.Helper()
+	ports := map[int]bool{}
+	errc := make(chan error, n)
+	end := time.Now().Add(d)
+	for i := 0; i < n; i++ {
+		c := dial()
+		ports[c.LocalAddr().(*net.TCPAddr).Port] = true
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64<<10)
+			for time.Now().Before(end) {
+				if _, err := c.Write(buf); err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ports
 }

@@ -17,8 +17,8 @@ struct retrans_event {
 	__u16 segs;
 	__u8 state;
 	__u8 kind;
-	__u8 failed;  // the retransmission failed (6.13+ report the error)
 	__u8 pad;
+	__s16 err;    // 6.13+: the retransmission's error (0: sent)
 	char comm[TASK_COMM_LEN];
 };
 
@@ -73,7 +73,7 @@ static __always_inline int emit(const struct sock *sk, const struct sk_buff *skb
 		if (segs > 0)
 			e->segs = segs;
 	}
-	e->failed = err != 0;
+	e->err = err;
 	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
