@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/perflab/perflab/internal/clierr"
@@ -9,6 +10,7 @@ import (
 	"github.com/perflab/perflab/internal/profile"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
+	"github.com/perflab/perflab/internal/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +20,7 @@ type profileFlags struct {
 	g        graphOptions
 	out      outputFlags
 	top      int
+	blocked  profile.Blocked
 }
 
 func newProfileCmd(e *env) *cobra.Command {
@@ -40,7 +43,9 @@ CPU for cpu-clock, events for hardware counters.`,
 		Example: `  perflab profile -- ./myapp --bench        # profile a command until it exits
   perflab profile -p 1234 -d 30 -o app.html  # 30 s of a running process
   perflab profile -a -d 10 -F 99             # every CPU for 10 s
-  perflab profile -p $(pgrep -n java) --colors java -o jvm.svg`,
+  perflab profile -p $(pgrep -n java) --colors java -o jvm.svg
+  perflab profile -p 1234 --off-cpu -d 10 -o blocked.svg   # where it waits
+  perflab profile -p 1234 --locks -d 10                    # which locks it waits on`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runProfile(cmd, e, &f, args) },
 	}
 	f.register(cmd)
@@ -56,6 +61,10 @@ func (f *profileFlags) register(cmd *cobra.Command) {
 	fl.IntVarP(&opt.Freq, "freq", "F", 499, "sampling frequency in Hz")
 	fl.StringVar(&opt.Event, "event", "", "perf event to sample (default: cycles, or cpu-clock where unsupported)")
 	fl.IntVar(&f.top, "top", 10, "hottest stacks and functions to print")
+	fl.BoolVar(&f.blocked.OffCPU, "off-cpu", false, "record time blocked (eBPF sched_switch) instead of on-CPU samples")
+	fl.BoolVar(&f.blocked.Mixed, "mixed", false, "on-CPU (perf) and off-CPU time in one graph; off-CPU stacks end in [off-cpu]")
+	fl.BoolVar(&f.blocked.Locks, "locks", false, "record futex (lock) waits by waiting stack and lock address")
+	fl.DurationVar(&f.blocked.MinBlock, "min-block", time.Millisecond, "with --off-cpu/--mixed/--locks: ignore shorter blocks")
 	f.g.register(cmd)
 	f.out.register(cmd, "svg", "svg", "html", "folded", "speedscope")
 }
@@ -83,6 +92,11 @@ func (f *profileFlags) validate(cmd *cobra.Command, args []string) (string, erro
 	case opt.Freq < 1 || opt.Freq > 100000:
 		return "", clierr.Usagef("use 1..100000 Hz (99 or 499 are common)", "-F %d Hz is out of range", opt.Freq)
 	}
+	if f.blocked.Any() {
+		if err := f.blocked.Validate(opt.Target); err != nil {
+			return "", err
+		}
+	}
 	opt.Duration = time.Duration(f.duration * float64(time.Second))
 	if f.out.output == "" {
 		f.out.output = "profile.svg"
@@ -102,6 +116,9 @@ func runProfile(cmd *cobra.Command, e *env, f *profileFlags, args []string) erro
 	fs, err := hostfs.New("/")
 	if err != nil {
 		return err
+	}
+	if f.blocked.Any() {
+		return runBlockedProfile(e, cmd, fs, f, format)
 	}
 	ready, err := profile.CheckReadiness(fs, f.opt.Target)
 	if err != nil {
@@ -151,4 +168,38 @@ func (f *profileFlags) writeGraph(e *env, p *profile.Profile, format string) err
 		return err
 	}
 	return commit()
+}
+
+// runBlockedProfile records an eBPF view (--off-cpu, --mixed, --locks) and
+// writes its graph; weights are nanoseconds, drawn in the off-CPU palette
+// (io: blues) unless --colors says otherwise.
+func runBlockedProfile(e *env, cmd *cobra.Command, fs hostfs.FS, f *profileFlags, format string) error {
+	if termfmt.IsTTY(e.stderr) {
+		fmt.Fprintf(e.stderr, "perflab: tracing for %s … (Ctrl-C stops early)\n", f.opt.Duration)
+	}
+	p, err := profile.RecordBlocked(cmd.Context(), fs, f.opt, f.blocked)
+	if err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintln(e.stderr, "perflab: note: "+n)
+	}
+	g := f.g
+	if g.countName == "samples" {
+		g.countName = "ns"
+	}
+	if !cmd.Flags().Changed("colors") && !f.blocked.Mixed {
+		g.colors = "io"
+	}
+	if g.subtitle == "" {
+		g.subtitle = fmt.Sprintf("%s, %s time, %.1f s, blocks >= %s", p.What, p.Kind, p.Elapsed.Seconds(), f.blocked.MinBlock)
+	}
+	if err := writeOut(&f.out, e.stdout, func(w io.Writer) error { return writeGraph(w, p.Profile, format, &g, "nanoseconds") }); err != nil {
+		return err
+	}
+	if p.Locks != nil {
+		trace.WriteLocks(e.stdout, p.Locks, f.top)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s time over %.1f s, %d unique stacks; wrote %s (%s)\n", p.What, p.Kind, p.Elapsed.Seconds(), len(p.Profile.Stacks), f.out.output, format)
+	return nil
 }
