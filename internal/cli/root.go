@@ -22,6 +22,7 @@ var Version = "dev"
 type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
+	args           []string // the command line, for --on to forward
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -49,6 +50,7 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 		return clierr.Usagef("see '"+c.CommandPath()+" --help'", "%v", err)
 	})
 	root.AddCommand(commands(e)...)
+	addRemote(root, e)
 	root.SetHelpCommandGroupID("")
 	root.InitDefaultCompletionCmd()
 	rejectUnknownSubcommands(root)
@@ -89,7 +91,7 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			code = clierr.Runtime
 		}
 	}()
-	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	e := &env{stdout: stdout, stderr: stderr, stdin: stdin, args: args}
 	root := newRoot(e)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

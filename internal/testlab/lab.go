@@ -304,8 +304,6 @@ func (h *Host) startSSHD(ctx context.Context) error {
 		"StrictModes no",
 		"MaxStartups 100",
 		"MaxSessions 100",
-		"ClientAliveInterval 2",
-		"ClientAliveCountMax 3",
 		"LogLevel ERROR",
 		"",
 	}, "\n")
