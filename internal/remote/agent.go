@@ -41,7 +41,7 @@ func RunAgent(in io.Reader, out io.Writer, o AgentOptions) int {
 	fw := newFrameWriter(out)
 	fail := func(format string, args ...any) int {
 		fw.send(frame{K: frameErr, D: []byte("perflab remote agent: " + fmt.Sprintf(format, args...) + "\n")}) //nolint:errcheck
-		fw.send(frame{K: frameExit, Code: 3})                                                                    //nolint:errcheck
+		fw.send(frame{K: frameExit, Code: 3})                                                                  //nolint:errcheck
 		return 3
 	}
 	self, err := os.Executable()

@@ -234,7 +234,7 @@ func hostKeyCheck(t Target, name string, o *Options) (*hostKeyChecker, []string,
 				where = fmt.Sprintf("%s:%d", ke.Want[0].Filename, ke.Want[0].Line)
 			}
 			hk.err = &Error{Kind: KindHostKeyChanged, Target: name, Err: err,
-				Msg: fmt.Sprintf("HOST KEY CHANGED: %s now presents %s %s, which differs from the key recorded at %s — refused (someone may be intercepting the connection, or the host was reinstalled)", hostname, key.Type(), fp, where),
+				Msg:  fmt.Sprintf("HOST KEY CHANGED: %s now presents %s %s, which differs from the key recorded at %s — refused (someone may be intercepting the connection, or the host was reinstalled)", hostname, key.Type(), fp, where),
 				Hint: fmt.Sprintf("if the change is expected, confirm the new fingerprint out of band, then run 'ssh-keygen -R %s -f %s'", knownhosts.Normalize(hostname), o.KnownHosts)}
 			return hk.err
 		}
@@ -253,7 +253,7 @@ func hostKeyCheck(t Target, name string, o *Options) (*hostKeyChecker, []string,
 			}
 			scan += " " + t.Host
 			hk.err = &Error{Kind: KindHostKeyUnknown, Target: name, Err: err,
-				Msg: fmt.Sprintf("host key %s %s is not in %s — refused", key.Type(), fp, o.KnownHosts),
+				Msg:  fmt.Sprintf("host key %s %s is not in %s — refused", key.Type(), fp, o.KnownHosts),
 				Hint: fmt.Sprintf("review it with '%s', which should print: %s — then append that line to %s, or pass --accept-new-host-key to trust it on first use", scan, line, o.KnownHosts)}
 			return hk.err
 		}

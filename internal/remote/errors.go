@@ -15,14 +15,14 @@ import (
 type Kind string
 
 const (
-	KindBadTarget      Kind = "bad target"         // the target cannot be parsed or resolved from ~/.ssh/config
-	KindUnreachable    Kind = "unreachable"        // DNS, refused, timeout, no route
-	KindHostKeyUnknown Kind = "host key unknown"   // not in known_hosts and no --accept-new-host-key
-	KindHostKeyChanged Kind = "host key changed"   // known_hosts has another key
-	KindAuth           Kind = "permission denied"  // no key accepted for this user
-	KindLost           Kind = "connection lost"    // dropped while running
-	KindNoBinary       Kind = "no perflab binary"  // no build for the remote architecture
-	KindFailed         Kind = "failed"             // anything else on the remote side
+	KindBadTarget      Kind = "bad target"        // the target cannot be parsed or resolved from ~/.ssh/config
+	KindUnreachable    Kind = "unreachable"       // DNS, refused, timeout, no route
+	KindHostKeyUnknown Kind = "host key unknown"  // not in known_hosts and no --accept-new-host-key
+	KindHostKeyChanged Kind = "host key changed"  // known_hosts has another key
+	KindAuth           Kind = "permission denied" // no key accepted for this user
+	KindLost           Kind = "connection lost"   // dropped while running
+	KindNoBinary       Kind = "no perflab binary" // no build for the remote architecture
+	KindFailed         Kind = "failed"            // anything else on the remote side
 )
 
 // Error is a failure to reach or use a remote host. Error() is one line
