@@ -100,6 +100,11 @@ disk), the suite runs; probe:NAME runs the probe alone.`,
 			if err != nil {
 				return err
 			}
+			closePeer, err := attachPeer(cmd, e, plan)
+			if err != nil {
+				return err
+			}
+			defer closePeer()
 			if err := applyPlacement(plan, "server_cpus", "--server-cpus", serverCPUs); err != nil {
 				return err
 			}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/probe/builtin"
 	"github.com/perflab/perflab/internal/remote"
 	"github.com/spf13/cobra"
 )
@@ -32,8 +35,98 @@ func addRemote(root *cobra.Command, e *env) {
 			pf.StringVar(&rf.binary, "remote-binary", "", "with --on: the perflab build to copy when the remote architecture differs (default perflab-linux-ARCH next to this one)")
 			wrapRemote(c, e, rf)
 		}
+		if c.Name() == "bench" {
+			c.Flags().String("peer", "", "net.tcp, net.udp, net.ping: run the server side on this host over SSH (perflab itself), the client here")
+			c.Flags().String("peer-cpus", "", "with --peer: pin the peer's server threads to these CPUs (there)")
+		}
 	}
-	root.AddCommand(newRemoteAgentCmd(e))
+	root.AddCommand(newRemoteAgentCmd(e), newPeerServerCmd(e))
+}
+
+// attachPeer starts the peer server for bench --peer and points every
+// planned probe that can use it there. The returned function stops the
+// peer and stores its snapshot with the runs (unless --no-store).
+func attachPeer(cmd *cobra.Command, e *env, plan *bench.Plan) (func(), error) {
+	target := flagString(cmd, "peer")
+	if target == "" {
+		if flagString(cmd, "peer-cpus") != "" {
+			return nil, clierr.Usagef("e.g. --peer db2 --peer-cpus 1", "--peer-cpus needs --peer")
+		}
+		return func() {}, nil
+	}
+	var aware []builtin.PeerAware
+	for _, it := range plan.Items {
+		if pa, ok := it.Probe.(builtin.PeerAware); ok {
+			aware = append(aware, pa)
+		}
+	}
+	if len(aware) == 0 {
+		return nil, clierr.Usagef("--peer applies to net.tcp, net.udp and net.ping", "--peer: none of the selected probes has a server side")
+	}
+	p, err := remote.StartPeer(cmd.Context(), target, flagString(cmd, "peer-cpus"), remote.ExecOptions{
+		Conn:   remote.Options{AcceptNewHostKey: flagBool(cmd, "accept-new-host-key")},
+		Binary: remote.BinaryOptions{Path: flagString(cmd, "remote-binary")},
+		Stderr: e.stderr,
+	})
+	if err != nil {
+		return nil, remoteErr(err)
+	}
+	for i, it := range plan.Items {
+		if pa, ok := it.Probe.(builtin.PeerAware); ok {
+			if err := pa.SetPeer(&p.Info); err != nil {
+				p.Close()
+				return nil, clierr.Runtimef("", "--peer %s: %v", target, err)
+			}
+			plan.Items[i].Params["peer"] = p.Info.Name
+		}
+	}
+	fmt.Fprintf(e.stderr, "peer %s: server on %s\n", p.Info.Name, p.Info.Addr)
+	return func() {
+		if err := p.Close(); err != nil {
+			fmt.Fprintf(e.stderr, "note: peer %s: %v\n", p.Info.Name, err)
+		}
+		if p.Snapshot == nil || flagBool(cmd, "no-store") {
+			return
+		}
+		if st, err := openStore(flagString(cmd, "db")); err == nil {
+			if err := st.SaveSnapshot(context.WithoutCancel(cmd.Context()), p.Snapshot); err != nil {
+				fmt.Fprintf(e.stderr, "note: peer snapshot not stored: %v\n", err)
+			}
+			st.Close()
+		}
+	}, nil
+}
+
+// newPeerServerCmd serves the server side of the network probes for a
+// client on another host (hidden; started by bench --peer).
+func newPeerServerCmd(e *env) *cobra.Command {
+	var bind, cpus string
+	cmd := &cobra.Command{
+		Use:    remote.PeerServerName,
+		Short:  "Serve net.tcp, net.udp and net.ping for a client on another host (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cpu := -1
+			if cpus != "" {
+				list, err := cpuset.ParseList(cpus)
+				if err != nil || len(list) == 0 {
+					return clierr.Usagef("e.g. --peer-cpus 1", "bad --peer-cpus %q", cpus)
+				}
+				if err := bench.CheckCPUs(list); err != nil {
+					return clierr.Usagef("", "--peer-cpus on the peer: %v", err)
+				}
+				cpu = list[0]
+			}
+			if err := remote.ServePeer(cmd.Context(), bind, cpu, e.stdout); err != nil {
+				return clierr.Runtimef("", "peer server: %v", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&bind, "bind", "", "IPv4 address to listen on (default: the one the SSH client reached)")
+	cmd.Flags().StringVar(&cpus, "cpus", "", "pin the server threads to the first of these CPUs")
+	return cmd
 }
 
 func wrapRemote(c *cobra.Command, e *env, rf *remoteFlags) {

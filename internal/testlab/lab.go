@@ -110,7 +110,7 @@ func New(ctx context.Context, o Options) (l *Lab, err error) {
 	if len(o.Hosts) == 0 || len(o.Hosts) > 200 {
 		return nil, fmt.Errorf("testlab: %d hosts (want 1–200)", len(o.Hosts))
 	}
-	for _, t := range []string{"ip", "tc", "nft", "ssh-keygen", "unshare", SSHD} {
+	for _, t := range []string{"ip", "tc", "nft", "ethtool", "ssh-keygen", "unshare", SSHD} {
 		if _, err := exec.LookPath(t); err != nil {
 			return nil, fmt.Errorf("testlab: %s not installed (apt-get install iproute2 nftables openssh-server util-linux)", t)
 		}

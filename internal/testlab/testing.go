@@ -14,7 +14,7 @@ import (
 func Start(t testing.TB, o Options) *Lab {
 	t.Helper()
 	testenv.RequireRoot(t)
-	for _, tool := range []string{"ip", "tc", "nft", "ssh-keygen", "unshare", SSHD} {
+	for _, tool := range []string{"ip", "tc", "nft", "ethtool", "ssh-keygen", "unshare", SSHD} {
 		if _, err := exec.LookPath(tool); err != nil {
 			testenv.Unavailable(t, "%s not installed (scripts/test installs openssh-server, iproute2, nftables)", tool)
 		}
