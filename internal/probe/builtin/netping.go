@@ -26,6 +26,9 @@ type NetPing struct {
 	rbuf    []byte
 	cpu     int
 	timeout time.Duration
+	// echo requests without a reply so far, and the note saying so
+	sent, lost int
+	noteAt     int
 }
 
 type pingConfig struct {
@@ -39,7 +42,7 @@ func (*NetPing) Name() string { return "net.ping" }
 func (*NetPing) Doc() string {
 	return "Round-trip time of echo requests, what `ping` reports (seed 004's ping row; round trip, not one-way): " +
 		"`size`-byte payloads (default 56, ping's) sent back to back for `duration`, each waiting for its reply; rtt " +
-		"is the mean of the answered ones in µs, lost ones (no reply within 1 s) are counted as lost_pct. mode=icmp " +
+		"is the mean of the answered ones in µs; requests without a reply within 1 s are left out and counted in a note. mode=icmp " +
 		"uses an unprivileged ICMP socket (allowed when the user's group is in net.ipv4.ping_group_range); mode=udp " +
 		"echoes UDP datagrams off perflab's peer server (or a local echo thread); auto (default) prefers icmp. " +
 		"Without --peer the target is 127.0.0.1."
@@ -88,10 +91,7 @@ func (n *NetPing) Metrics(p probe.Params) ([]run.Metric, error) {
 	if _, err := n.parse(p); err != nil {
 		return nil, err
 	}
-	return []run.Metric{
-		{Name: "rtt", Unit: "µs", Better: run.Lower},
-		{Name: "lost_pct", Unit: "%", Better: run.Lower},
-	}, nil
+	return []run.Metric{{Name: "rtt", Unit: "µs", Better: run.Lower}}, nil
 }
 
 func (n *NetPing) Setup(_ context.Context, env *probe.Env) error {
@@ -101,6 +101,7 @@ func (n *NetPing) Setup(_ context.Context, env *probe.Env) error {
 	}
 	n.cfg = cfg
 	n.timeout = time.Second
+	n.sent, n.lost, n.noteAt = 0, 0, -1
 	n.cpu = allowedCPUs(env)[0]
 	dst := loopback
 	if n.peer != nil {
@@ -187,13 +188,21 @@ func (n *NetPing) Iterate(ctx context.Context, env *probe.Env) (map[string]float
 	if res[0].err != nil {
 		return nil, fmt.Errorf("net.ping: %w", res[0].err)
 	}
+	n.sent += ok + lost
+	n.lost += lost
 	if ok == 0 {
 		return nil, fmt.Errorf("net.ping: no reply to %d echo requests", lost)
 	}
-	return map[string]float64{
-		"rtt":      float64(sum.Nanoseconds()) / float64(ok) / 1e3,
-		"lost_pct": 100 * float64(lost) / float64(ok+lost),
-	}, nil
+	if n.lost > 0 {
+		note := fmt.Sprintf("net.ping: %d of %d echo requests (%.2f%%) got no reply within %s and are not in rtt", n.lost, n.sent, 100*float64(n.lost)/float64(n.sent), n.timeout)
+		if n.noteAt < 0 {
+			n.noteAt = len(env.Notes)
+			env.Notes = append(env.Notes, note)
+		} else {
+			env.Notes[n.noteAt] = note
+		}
+	}
+	return map[string]float64{"rtt": float64(sum.Nanoseconds()) / float64(ok) / 1e3}, nil
 }
 
 // once sends one request and waits for its reply (late replies to earlier
