@@ -238,8 +238,10 @@ func newRemoteAgentCmd(e *env) *cobra.Command {
 		Use:    remote.AgentName + " [flags] -- PERFLAB-ARGS...",
 		Short:  "Run perflab for a remote caller under a watchdog (internal)",
 		Hidden: true,
-		Args:   cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !o.Hold {
+				return clierr.Usagef("", "nothing to run")
+			}
 			o.Args = args
 			if code := remote.RunAgent(e.stdin, e.stdout, o); code != 0 {
 				return &clierr.Error{Code: code}
@@ -250,9 +252,7 @@ func newRemoteAgentCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "private directory (removed at the end)")
 	cmd.Flags().BoolVar(&o.Export, "export", false, "send the stored runs back")
 	cmd.Flags().DurationVar(&o.Heartbeat, "heartbeat", 20*time.Second, "stop when the caller is silent this long")
+	cmd.Flags().BoolVar(&o.Hold, "hold", false, "run nothing: keep --dir for a session of runs")
+	cmd.Flags().BoolVar(&o.Keep, "keep", false, "leave --dir to its holder")
 	return cmd
-}
-
-func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
-	return clierr.Usagef("", "not yet")
 }

@@ -29,6 +29,12 @@ type AgentOptions struct {
 	Export    bool          // send the runs the command stored, as a run export
 	Heartbeat time.Duration // stop when the local side is silent this long
 	Args      []string      // perflab arguments to run
+	// Hold runs no command: it keeps Dir (the copied binary) alive for a
+	// session of several runs and removes it when the session ends.
+	Hold bool
+	// Keep leaves Dir to its holder: the command's store and scratch
+	// files go to a subdirectory removed when it ends.
+	Keep bool
 }
 
 // RunAgent is the remote side of a run: it runs perflab Args in a private
@@ -53,11 +59,19 @@ func RunAgent(in io.Reader, out io.Writer, o AgentOptions) int {
 			return fail("private directory: %v", err)
 		}
 	}
-	defer os.RemoveAll(o.Dir)
-	if err := os.WriteFile(filepath.Join(o.Dir, "agent.pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-		return fail("%v", err)
+	work := o.Dir
+	if o.Keep {
+		if work, err = os.MkdirTemp(o.Dir, "run."); err != nil {
+			return fail("%v", err)
+		}
 	}
-	SweepStale(filepath.Dir(o.Dir), o.Dir, 2*time.Minute)
+	defer os.RemoveAll(work)
+	if !o.Keep {
+		if err := os.WriteFile(filepath.Join(o.Dir, "agent.pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			return fail("%v", err)
+		}
+		SweepStale(filepath.Dir(o.Dir), o.Dir, 2*time.Minute)
+	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 20 * time.Second
 	}
@@ -77,14 +91,20 @@ func RunAgent(in io.Reader, out io.Writer, o AgentOptions) int {
 		}
 	}()
 
-	env := agentEnv(o.Dir)
+	if o.Hold {
+		fw.send(frame{K: frameOut, D: []byte("holding " + o.Dir + "\n")}) //nolint:errcheck
+		<-stop
+		fw.send(frame{K: frameExit}) //nolint:errcheck
+		return 0
+	}
+	env := agentEnv(work)
 	for _, d := range []string{"data", "tmp"} {
-		os.MkdirAll(filepath.Join(o.Dir, d), 0o700) //nolint:errcheck
+		os.MkdirAll(filepath.Join(work, d), 0o700) //nolint:errcheck
 	}
 	// The command's "stored N run(s) in <private dir>" would name a
 	// database that is about to be removed; the local side says where
 	// the runs are stored instead.
-	errs := &dropLines{w: stream{fw, frameErr}, drop: filepath.Join(o.Dir, "data")}
+	errs := &dropLines{w: stream{fw, frameErr}, drop: filepath.Join(work, "data")}
 	code := runChild(self, o.Args, env, stream{fw, frameOut}, errs, stop)
 	errs.flush()
 	if o.Export {

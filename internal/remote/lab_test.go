@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -389,5 +390,55 @@ func TestOnLinkCutCleansRemote(t *testing.T) {
 			// any help from the network.
 			waitClean(t, h1, 40*time.Second)
 		})
+	}
+}
+
+// bench SUITE --on A --on B alternates the hosts probe by probe, stores
+// both and prints them side by side with ~= rows and B's differing
+// settings (cgroup quota, buffers) among the likely causes.
+func TestBenchOnTwoHosts(t *testing.T) {
+	l := lab(t, testlab.HostSpec{Name: "a"}, testlab.HostSpec{Name: "b", CPUQuota: 1, Sysctls: map[string]string{
+		"net.core.somaxconn": "128", "net.ipv4.tcp_rmem": "4096 16384 65536", "net.ipv4.tcp_wmem": "4096 16384 65536"}})
+	if err := l.TrustAll(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "l.db")
+	r := perflab(t, l, "bench", "quick", "--on", "a", "--on", "b", "--db", db, "--min-runs", "6", "--max-runs", "6", "--warmup", "0", "--no-noise-check", "--budget", "20s")
+	t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	// alternation: the progress lines go a, b, a, b …
+	var order []string
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if m := regexp.MustCompile(`^\[\d+/\d+\] \S+ on (\S+)$`).FindStringSubmatch(line); m != nil {
+			order = append(order, m[1])
+		}
+	}
+	if len(order) < 4 {
+		t.Fatalf("progress shows %d steps: %v", len(order), order)
+	}
+	for i, h := range order {
+		if want := []string{"a", "b"}[i%2]; h != want {
+			t.Fatalf("step %d ran on %s, want %s (alternating): %v", i+1, h, want, order)
+		}
+	}
+	for _, want := range []string{"cpu", "cgroup CPU quota", "cgroup.cpu_quota_us: -1 → 100000", "somaxconn: 4096 → 128", "tcp_rmem"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("side-by-side report does not mention %q", want)
+		}
+	}
+	list := perflab(t, l, "runs", "list", "--db", db, "--format", "json")
+	var runs []map[string]any
+	json.Unmarshal([]byte(list.stdout), &runs)
+	hosts := map[any]int{}
+	for _, r := range runs {
+		hosts[r["host"]]++
+	}
+	if hosts["a"] == 0 || hosts["a"] != hosts["b"] {
+		t.Errorf("stored runs by host = %v, want the same number for a and b", hosts)
+	}
+	for _, h := range l.Hosts {
+		waitClean(t, h, 30*time.Second)
 	}
 }

@@ -35,6 +35,7 @@ type Runner struct {
 	exe    string // remote perflab path
 	dir    string // private directory holding the copied binary ("" when an installed one is used)
 	copied bool
+	mode   string // "", "--hold" or "--keep": see AgentOptions
 }
 
 // goArch maps `uname -m` to GOARCH.
@@ -224,11 +225,16 @@ func (r *Runner) Run(ctx context.Context, args []string, export bool, stdout, st
 	cmd := []string{"exec", shellQuote(r.exe), AgentName}
 	if r.dir != "" {
 		cmd = append(cmd, "--dir", shellQuote(r.dir))
+		if r.mode != "" {
+			cmd = append(cmd, r.mode)
+		}
 	}
 	if export {
 		cmd = append(cmd, "--export")
 	}
-	cmd = append(cmd, "--")
+	if len(args) > 0 {
+		cmd = append(cmd, "--")
+	}
 	for _, a := range args {
 		cmd = append(cmd, shellQuote(a))
 	}

@@ -99,3 +99,27 @@ func removeCgroup(dir string) error {
 	}
 	return err
 }
+
+// cgroupRemount is a shell snippet that mounts this machine's cgroup
+// hierarchies again under /sys/fs/cgroup (as listed in /proc/self/mounts:
+// a tmpfs with v1 hierarchies, or cgroup2), for a mount namespace whose
+// /sys is a fresh sysfs. Failures are ignored: a host without its cgroup
+// only misses the cgroup facts.
+func cgroupRemount() string {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return ""
+	}
+	var sh strings.Builder
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[1], "/sys/fs/cgroup") {
+			continue
+		}
+		switch f[2] {
+		case "tmpfs", "cgroup", "cgroup2":
+			fmt.Fprintf(&sh, "mkdir -p %s 2>/dev/null; mount -t %s -o %s %s %s 2>/dev/null; ", f[1], f[2], f[3], f[0], f[1])
+		}
+	}
+	return sh.String()
+}

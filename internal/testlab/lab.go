@@ -276,7 +276,7 @@ func (h *Host) Cmd(ctx context.Context, name string, args ...string) *exec.Cmd {
 // Cmd returns a command that runs in the controller namespace with HOME set
 // to the lab's client home (its ssh config, key and known_hosts).
 func (l *Lab) Cmd(ctx context.Context, name string, args ...string) *exec.Cmd {
-	c := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", l.Ctl, name}, args...)...)
+	c := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", l.Ctl, "sh", "-c", cgroupRemount() + `exec "$0" "$@"`, name}, args...)...)
 	c.Env = append(os.Environ(), "HOME="+l.Home, "SSH_AUTH_SOCK=")
 	return c
 }
@@ -317,9 +317,12 @@ func (h *Host) startSSHD(ctx context.Context) error {
 		return err
 	}
 	// unshare --uts gives the host its own hostname; sshd -D stays in the
-	// foreground so the lab owns the process.
+	// foreground so the lab owns the process. ip netns exec mounts a
+	// sysfs of the namespace over /sys, which hides the cgroup mounts:
+	// they are mounted again there so the host sees its cgroup (and its
+	// quota) as a real host would.
 	c := exec.Command("ip", "netns", "exec", h.NS, "unshare", "--uts", "sh", "-c",
-		`hostname "$1" && exec "$2" -D -e -f "$3"`, "sh", h.Name, SSHD, cfgPath)
+		cgroupRemount()+`hostname "$1" && exec "$2" -D -e -f "$3"`, "sh", h.Name, SSHD, cfgPath)
 	logf, err := os.Create(filepath.Join(h.Dir, "sshd.log"))
 	if err != nil {
 		return err
