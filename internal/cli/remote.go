@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/probe/builtin"
+	"github.com/perflab/perflab/internal/probe/tools"
 	"github.com/perflab/perflab/internal/remote"
 	"github.com/spf13/cobra"
 )
@@ -36,78 +38,108 @@ func addRemote(root *cobra.Command, e *env) {
 			wrapRemote(c, e, rf)
 		}
 		if c.Name() == "bench" {
-			c.Flags().String("peer", "", "net.tcp, net.udp, net.ping: run the server side on this host over SSH (perflab itself), the client here")
+			c.Flags().String("peer", "", "run the server side of net.tcp, net.udp, net.ping, qperf, iperf3, sockperf, wrk.nginx and redis-benchmark on this host over SSH, the client here")
 			c.Flags().String("peer-cpus", "", "with --peer: pin the peer's server threads to these CPUs (there)")
 		}
 	}
 	root.AddCommand(newRemoteAgentCmd(e), newPeerServerCmd(e))
 }
 
-// attachPeer starts the peer server for bench --peer and points every
-// planned probe that can use it there. The returned function stops the
-// peer and stores its snapshot with the runs (unless --no-store).
+// attachPeer starts the peer servers for bench --peer — perflab's own for
+// net.tcp, net.udp and net.ping, the tool's for qperf, iperf3, sockperf,
+// wrk.nginx and redis-benchmark — and points the planned probes there.
+// The returned function stops them and stores the peer's snapshot with
+// the runs (unless --no-store).
 func attachPeer(cmd *cobra.Command, e *env, plan *bench.Plan) (func(), error) {
-	target := flagString(cmd, "peer")
+	target, cpus := flagString(cmd, "peer"), flagString(cmd, "peer-cpus")
 	if target == "" {
-		if flagString(cmd, "peer-cpus") != "" {
+		if cpus != "" {
 			return nil, clierr.Usagef("e.g. --peer db2 --peer-cpus 1", "--peer-cpus needs --peer")
 		}
 		return func() {}, nil
 	}
-	var aware []builtin.PeerAware
-	for _, it := range plan.Items {
-		if pa, ok := it.Probe.(builtin.PeerAware); ok {
-			aware = append(aware, pa)
-		}
-	}
-	if len(aware) == 0 {
-		return nil, clierr.Usagef("--peer applies to net.tcp, net.udp and net.ping", "--peer: none of the selected probes has a server side")
-	}
-	p, err := remote.StartPeer(cmd.Context(), target, flagString(cmd, "peer-cpus"), remote.ExecOptions{
+	o := remote.ExecOptions{
 		Conn:   remote.Options{AcceptNewHostKey: flagBool(cmd, "accept-new-host-key")},
 		Binary: remote.BinaryOptions{Path: flagString(cmd, "remote-binary")},
 		Stderr: e.stderr,
-	})
-	if err != nil {
-		return nil, remoteErr(err)
 	}
-	for i, it := range plan.Items {
-		if pa, ok := it.Probe.(builtin.PeerAware); ok {
-			if err := pa.SetPeer(&p.Info); err != nil {
-				p.Close()
-				return nil, clierr.Runtimef("", "--peer %s: %v", target, err)
+	var peers []*remote.Peer
+	closeAll := func() {
+		for _, p := range peers {
+			if err := p.Close(); err != nil {
+				fmt.Fprintf(e.stderr, "note: peer %s: %v\n", p.Info.Name, err)
 			}
-			plan.Items[i].Params["peer"] = p.Info.Name
 		}
-	}
-	fmt.Fprintf(e.stderr, "peer %s: server on %s\n", p.Info.Name, p.Info.Addr)
-	return func() {
-		if err := p.Close(); err != nil {
-			fmt.Fprintf(e.stderr, "note: peer %s: %v\n", p.Info.Name, err)
-		}
-		if p.Snapshot == nil || flagBool(cmd, "no-store") {
+		if len(peers) == 0 || peers[0].Snapshot == nil || flagBool(cmd, "no-store") {
 			return
 		}
 		if st, err := openStore(flagString(cmd, "db")); err == nil {
-			if err := st.SaveSnapshot(context.WithoutCancel(cmd.Context()), p.Snapshot); err != nil {
+			if err := st.SaveSnapshot(context.WithoutCancel(cmd.Context()), peers[0].Snapshot); err != nil {
 				fmt.Fprintf(e.stderr, "note: peer snapshot not stored: %v\n", err)
 			}
 			st.Close()
 		}
-	}, nil
+	}
+	var shared *remote.Peer // perflab's own servers, for every builtin probe
+	for i, it := range plan.Items {
+		var p *remote.Peer
+		var err error
+		switch pr := it.Probe.(type) {
+		case builtin.PeerAware:
+			if shared == nil {
+				if shared, err = remote.StartPeer(cmd.Context(), target, cpus, "", nil, o); err == nil {
+					peers = append(peers, shared)
+				}
+			}
+			if p = shared; err == nil {
+				err = pr.SetPeer(&p.Info)
+			}
+		case tools.Peerable:
+			params := map[string]string{}
+			for k, v := range it.Params {
+				params[k] = v
+			}
+			if p, err = remote.StartPeer(cmd.Context(), target, cpus, pr.Name(), params, o); err == nil {
+				peers = append(peers, p)
+				pr.UsePeer(p.Info.Name, p.Info.Addr, p.Port)
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			closeAll()
+			return nil, remoteErr(err)
+		}
+		plan.Items[i].Params["peer"] = p.Info.Name
+		fmt.Fprintf(e.stderr, "peer %s: %s server on %s\n", p.Info.Name, it.Probe.Name(), p.Info.Addr)
+	}
+	if len(peers) == 0 {
+		return nil, clierr.Usagef("--peer applies to net.tcp, net.udp, net.ping, qperf, iperf3, sockperf, wrk.nginx and redis-benchmark", "--peer: none of the selected probes has a server side")
+	}
+	return closeAll, nil
 }
 
 // newPeerServerCmd serves the server side of the network probes for a
 // client on another host (hidden; started by bench --peer).
 func newPeerServerCmd(e *env) *cobra.Command {
-	var bind, cpus string
+	var (
+		bind, cpus, tool string
+		params           []string
+	)
 	cmd := &cobra.Command{
 		Use:    remote.PeerServerName,
 		Short:  "Serve net.tcp, net.udp and net.ping for a client on another host (internal)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cpu := -1
+			o := remote.PeerOptions{Bind: bind, CPU: -1, CPUs: cpus, Tool: tool, Params: map[string]string{}}
+			for _, kv := range params {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return clierr.Usagef("", "bad --param %q", kv)
+				}
+				o.Params[k] = v
+			}
 			if cpus != "" {
 				list, err := cpuset.ParseList(cpus)
 				if err != nil || len(list) == 0 {
@@ -116,16 +148,18 @@ func newPeerServerCmd(e *env) *cobra.Command {
 				if err := bench.CheckCPUs(list); err != nil {
 					return clierr.Usagef("", "--peer-cpus on the peer: %v", err)
 				}
-				cpu = list[0]
+				o.CPU = list[0]
 			}
-			if err := remote.ServePeer(cmd.Context(), bind, cpu, e.stdout); err != nil {
+			if err := remote.ServePeer(cmd.Context(), o, e.stdout); err != nil {
 				return clierr.Runtimef("", "peer server: %v", err)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&bind, "bind", "", "IPv4 address to listen on (default: the one the SSH client reached)")
-	cmd.Flags().StringVar(&cpus, "cpus", "", "pin the server threads to the first of these CPUs")
+	cmd.Flags().StringVar(&cpus, "cpus", "", "pin the server threads to the first of these CPUs (a tool's server to all)")
+	cmd.Flags().StringVar(&tool, "tool", "", "run this tool adapter's server instead of perflab's own")
+	cmd.Flags().StringArrayVar(&params, "param", nil, "the tool's parameters key=value")
 	return cmd
 }
 

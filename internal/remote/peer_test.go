@@ -3,13 +3,16 @@ package remote_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/internal/testlab"
 )
 
@@ -123,5 +126,44 @@ func TestPeerNetworkProbes(t *testing.T) {
 	}
 	for _, h := range l.Hosts {
 		waitClean(t, h, 30e9)
+	}
+}
+
+// The tool adapters put their server on the peer with --peer and drive
+// it from here; every one's run names the peer, and the peer keeps no
+// server, perflab process or directory afterwards.
+func TestPeerToolAdapters(t *testing.T) {
+	for _, tool := range []string{"qperf", "iperf3", "sockperf", "nginx", "wrk", "redis-server", "redis-benchmark"} {
+		testenv.RequireTool(t, tool)
+	}
+	l := lab(t, testlab.HostSpec{Name: "srv"})
+	if err := l.TrustAll(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "l.db")
+	m, notes := benchJSON(t, l, "qperf", "iperf3", "sockperf", "wrk.nginx", "redis-benchmark", "--peer", "srv", "--db", db,
+		"--min-runs", "2", "--max-runs", "2", "--param", "duration=1s", "--param", "qperf:tests=tcp_bw,tcp_lat",
+		"--param", "iperf3:tests=tcp")
+	t.Logf("metrics: %v", m)
+	joined := strings.Join(notes, "\n")
+	for _, tool := range []string{"qperf", "iperf3", "sockperf", "nginx", "redis-server"} {
+		if !strings.Contains(joined, tool+" on peer srv") {
+			t.Errorf("no run says its %s server ran on the peer: %q", tool, notes)
+		}
+	}
+	for _, k := range []string{"iperf3/tcp.gbit_per_sec", "qperf/tcp_bw.mb_per_sec", "sockperf/latency.avg", "wrk.nginx/keepalive.requests_per_sec", "redis-benchmark/set.requests_per_sec"} {
+		if !(m[k] > 0) {
+			t.Errorf("%s not measured: %v", k, m)
+		}
+	}
+	waitClean(t, l.Host("srv"), 30*time.Second)
+	out, _ := exec.Command("ip", "netns", "pids", l.Host("srv").NS).Output()
+	for _, p := range strings.Fields(string(out)) {
+		cmd, _ := os.ReadFile("/proc/" + p + "/cmdline")
+		for _, srv := range []string{"qperf", "iperf3", "sockperf", "nginx", "redis-server"} {
+			if strings.Contains(string(cmd), srv) {
+				t.Errorf("%s still runs on the peer: %s", srv, cmd)
+			}
+		}
 	}
 }
