@@ -53,13 +53,12 @@ func peerAddr(p *PeerInfo) ([4]byte, error) {
 // PeerServer is the server side of the network probes for a client on
 // another host, bound to one address, its threads pinned to one CPU.
 type PeerServer struct {
-	tcp     *NetTCP
-	ports   PeerPorts
-	udp     []int
-	count   atomic.Uint64
-	quit    atomic.Bool
-	wg      sync.WaitGroup
-	udpLock sync.Mutex
+	tcp   *NetTCP
+	ports PeerPorts
+	udp   []int
+	count atomic.Uint64
+	quit  atomic.Bool
+	wg    sync.WaitGroup
 }
 
 // StartPeerServer listens on bind (IPv4) on ephemeral ports; cpu < 0

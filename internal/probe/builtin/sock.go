@@ -39,9 +39,6 @@ func listenTCPOn(addr [4]byte) (fd, port int, err error) {
 	return fd, port, nil
 }
 
-// dialTCP connects to 127.0.0.1:port, with TCP_NODELAY when nodelay.
-func dialTCP(port int, nodelay bool) (int, error) { return dialTCPTo(loopback, port, nodelay) }
-
 // dialTCPTo connects to addr:port, with TCP_NODELAY when nodelay.
 func dialTCPTo(addr [4]byte, port int, nodelay bool) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
