@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/perflab/perflab/internal/clierr"
@@ -114,8 +116,8 @@ func benchBaseArgs(cmd *cobra.Command, args []string) []string {
 // itemArgs are one planned probe's parameters and limits as flags.
 func itemArgs(cmd *cobra.Command, params map[string]string, budget string, maxRuns int) []string {
 	var a []string
-	for k, v := range params {
-		a = append(a, "--param", k+"="+v)
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		a = append(a, "--param", k+"="+params[k])
 	}
 	if cmd.Flags().Changed("budget") {
 		budget = flagString(cmd, "budget")

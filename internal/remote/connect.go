@@ -96,7 +96,7 @@ func Connect(ctx context.Context, target string, o Options) (*Client, error) {
 				return nil, &Error{Kind: KindBadTarget, Target: target, Msg: "ProxyJump " + h + ": " + err.Error()}
 			}
 		}
-		cl, err := dialHop(ctx, prev, ht, target, &o)
+		cl, err := dialHop(ctx, prev, ht, target, i < len(hops)-1, &o)
 		if err != nil {
 			c.closeHops()
 			return nil, err
@@ -109,10 +109,10 @@ func Connect(ctx context.Context, target string, o Options) (*Client, error) {
 	return c, nil
 }
 
-func dialHop(ctx context.Context, via *ssh.Client, t Target, input string, o *Options) (*ssh.Client, error) {
+func dialHop(ctx context.Context, via *ssh.Client, t Target, input string, jump bool, o *Options) (*ssh.Client, error) {
 	name := input
-	if t.Name != hostPart(input) {
-		name = input + " (via jump host " + t.Name + ")"
+	if jump {
+		name = input + " (jump host " + t.Name + ")"
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
@@ -188,13 +188,6 @@ func dialVia(ctx context.Context, via *ssh.Client, addr string) (net.Conn, error
 		}()
 		return nil, ctx.Err()
 	}
-}
-
-func hostPart(input string) string {
-	if i := strings.LastIndex(input, "@"); i >= 0 {
-		return input[i+1:]
-	}
-	return input
 }
 
 // hostKeyChecker remembers why it refused a key: x/crypto wraps the

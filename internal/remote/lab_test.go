@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -440,5 +441,47 @@ func TestBenchOnTwoHosts(t *testing.T) {
 	}
 	for _, h := range l.Hosts {
 		waitClean(t, h, 30*time.Second)
+	}
+}
+
+// A Host of ~/.ssh/config with ProxyJump is reached through its jump
+// host, whose key is checked too.
+func TestProxyJump(t *testing.T) {
+	l := lab(t, testlab.HostSpec{Name: "jump"}, testlab.HostSpec{Name: "inner"})
+	if err := l.TrustAll(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", l.Home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	cfgPath := filepath.Join(l.Home, ".ssh", "config")
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "Host behind\n  HostName %s\n  User root\n  ProxyJump jump\n", l.Host("inner").Addr)
+	f.Close()
+	// Only the jump host is reachable from here: the dialer refuses any
+	// other first hop, so a success proves the path went through it.
+	o := connectOpts(l, false)
+	o.Config, _ = remote.LoadSSHConfig(cfgPath)
+	dial := o.Dial
+	o.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != l.Host("jump").Addr+":22" {
+			return nil, fmt.Errorf("test dialer: %s is not the jump host", addr)
+		}
+		return dial(ctx, network, addr)
+	}
+	c, err := remote.Connect(context.Background(), "behind", o)
+	if err != nil {
+		t.Fatalf("through the jump host: %v", err)
+	}
+	defer c.Close()
+	s, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Output("hostname")
+	if err != nil || strings.TrimSpace(string(out)) != "inner" {
+		t.Errorf("hostname behind the jump host = %q, %v; want inner", out, err)
 	}
 }
