@@ -37,7 +37,10 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 		Example: `  perflab audit --workload web           # what on this host costs nginx performance
   perflab snapshot -o host.json           # capture facts to analyse elsewhere
   perflab audit --snapshot host.json      # audit a host captured elsewhere
-  perflab bench quick --label before      # measure, with confidence intervals`,
+  perflab bench quick --label before      # measure, with confidence intervals
+  perflab audit --on db1                  # the same on another host over SSH (docs/two-hosts.md)
+  perflab bench quick --on vm1 --on ct1   # two hosts, probe by probe, side by side
+  perflab bench net.tcp --peer db2        # client here, server on db2`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Version:           Version,
