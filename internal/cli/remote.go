@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,8 +10,6 @@ import (
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
-	"github.com/perflab/perflab/internal/probe/builtin"
-	"github.com/perflab/perflab/internal/probe/tools"
 	"github.com/perflab/perflab/internal/remote"
 	"github.com/spf13/cobra"
 )
@@ -45,11 +44,9 @@ func addRemote(root *cobra.Command, e *env) {
 	root.AddCommand(newRemoteAgentCmd(e), newPeerServerCmd(e))
 }
 
-// attachPeer starts the peer servers for bench --peer — perflab's own for
-// net.tcp, net.udp and net.ping, the tool's for qperf, iperf3, sockperf,
-// wrk.nginx and redis-benchmark — and points the planned probes there.
-// The returned function stops them and stores the peer's snapshot with
-// the runs (unless --no-store).
+// attachPeer starts the peer servers for bench --peer and points the
+// planned probes there (remote.AttachPeers). The returned function stops
+// them and stores the peer's snapshot with the runs (unless --no-store).
 func attachPeer(cmd *cobra.Command, e *env, plan *bench.Plan) (func(), error) {
 	target, cpus := flagString(cmd, "peer"), flagString(cmd, "peer-cpus")
 	if target == "" {
@@ -58,65 +55,29 @@ func attachPeer(cmd *cobra.Command, e *env, plan *bench.Plan) (func(), error) {
 		}
 		return func() {}, nil
 	}
-	o := remote.ExecOptions{
+	ps, err := remote.AttachPeers(cmd.Context(), target, cpus, plan, remote.ExecOptions{
 		Conn:   remote.Options{AcceptNewHostKey: flagBool(cmd, "accept-new-host-key")},
 		Binary: remote.BinaryOptions{Path: flagString(cmd, "remote-binary")},
 		Stderr: e.stderr,
+	})
+	if errors.Is(err, remote.ErrNoServerSide) {
+		return nil, clierr.Usagef("--peer applies to net.tcp, net.udp, net.ping, qperf, iperf3, sockperf, wrk.nginx and redis-benchmark", "--peer: none of the selected probes has a server side")
 	}
-	var peers []*remote.Peer
-	closeAll := func() {
-		for _, p := range peers {
-			if err := p.Close(); err != nil {
-				fmt.Fprintf(e.stderr, "note: peer %s: %v\n", p.Info.Name, err)
-			}
-		}
-		if len(peers) == 0 || peers[0].Snapshot == nil || flagBool(cmd, "no-store") {
+	if err != nil {
+		return nil, remoteErr(err)
+	}
+	return func() {
+		ps.Close()
+		if ps.Snapshot == nil || flagBool(cmd, "no-store") {
 			return
 		}
 		if st, err := openStore(flagString(cmd, "db")); err == nil {
-			if err := st.SaveSnapshot(context.WithoutCancel(cmd.Context()), peers[0].Snapshot); err != nil {
+			if err := st.SaveSnapshot(context.WithoutCancel(cmd.Context()), ps.Snapshot); err != nil {
 				fmt.Fprintf(e.stderr, "note: peer snapshot not stored: %v\n", err)
 			}
 			st.Close()
 		}
-	}
-	var shared *remote.Peer // perflab's own servers, for every builtin probe
-	for i, it := range plan.Items {
-		var p *remote.Peer
-		var err error
-		switch pr := it.Probe.(type) {
-		case builtin.PeerAware:
-			if shared == nil {
-				if shared, err = remote.StartPeer(cmd.Context(), target, cpus, "", nil, o); err == nil {
-					peers = append(peers, shared)
-				}
-			}
-			if p = shared; err == nil {
-				err = pr.SetPeer(&p.Info)
-			}
-		case tools.Peerable:
-			params := map[string]string{}
-			for k, v := range it.Params {
-				params[k] = v
-			}
-			if p, err = remote.StartPeer(cmd.Context(), target, cpus, pr.Name(), params, o); err == nil {
-				peers = append(peers, p)
-				pr.UsePeer(p.Info.Name, p.Info.Addr, p.Port)
-			}
-		default:
-			continue
-		}
-		if err != nil {
-			closeAll()
-			return nil, remoteErr(err)
-		}
-		plan.Items[i].Params["peer"] = p.Info.Name
-		fmt.Fprintf(e.stderr, "peer %s: %s server on %s\n", p.Info.Name, it.Probe.Name(), p.Info.Addr)
-	}
-	if len(peers) == 0 {
-		return nil, clierr.Usagef("--peer applies to net.tcp, net.udp, net.ping, qperf, iperf3, sockperf, wrk.nginx and redis-benchmark", "--peer: none of the selected probes has a server side")
-	}
-	return closeAll, nil
+	}, nil
 }
 
 // newPeerServerCmd serves the server side of the network probes for a

@@ -39,19 +39,14 @@ func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 		defer st.Close()
 	}
 	ctx := cmd.Context()
-	hosts := make([]*remote.Session, 0, len(rf.on))
+	hosts, err := openHosts(ctx, e, rf)
 	defer func() {
 		for _, h := range hosts {
 			h.Close()
 		}
 	}()
-	for _, t := range rf.on {
-		h, err := remote.OpenSession(ctx, t, remote.ExecOptions{
-			Conn: remote.Options{AcceptNewHostKey: rf.acceptNew}, Binary: remote.BinaryOptions{Path: rf.binary}, Stderr: e.stderr})
-		if err != nil {
-			return remoteErr(err)
-		}
-		hosts = append(hosts, h)
+	if err != nil {
+		return err
 	}
 	base := benchBaseArgs(cmd, e.args)
 	sides := make([]compare.Side, len(hosts))
@@ -88,6 +83,21 @@ func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 		}
 	}
 	return renderHosts(e, &out, sides, failed)
+}
+
+// openHosts opens a session to every --on host; the caller closes the
+// ones returned, also with an error.
+func openHosts(ctx context.Context, e *env, rf *remoteFlags) ([]*remote.Session, error) {
+	hosts := make([]*remote.Session, 0, len(rf.on))
+	for _, t := range rf.on {
+		h, err := remote.OpenSession(ctx, t, remote.ExecOptions{
+			Conn: remote.Options{AcceptNewHostKey: rf.acceptNew}, Binary: remote.BinaryOptions{Path: rf.binary}, Stderr: e.stderr})
+		if err != nil {
+			return hosts, remoteErr(err)
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
 }
 
 // benchBaseArgs is the command line for each remote step: the user's bench

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/probe"
 	"github.com/perflab/perflab/internal/probe/builtin"
@@ -128,10 +130,13 @@ type Peer struct {
 	Snapshot *snapshot.Snapshot // nil when the peer could not take one
 }
 
-// StartPeer starts the peer server on target: the builtin servers, their
-// threads pinned to the first of cpus, or with tool set that adapter's
-// server with params, pinned to cpus ("" = unpinned).
-func StartPeer(ctx context.Context, target, cpus, tool string, params map[string]string, o ExecOptions) (*Peer, error) {
+// StartPeer starts a peer server in an open session: the builtin
+// servers, their threads pinned to the first of cpus, or with tool set
+// that adapter's server with params, pinned to cpus ("" = unpinned).
+// Several peers share the session's copy of perflab.
+func StartPeer(ctx context.Context, sess *Session, cpus, tool string, params map[string]string, stderr io.Writer) (*Peer, error) {
+	o := ExecOptions{Stderr: stderr}
+	target := sess.Target
 	o.Args = []string{PeerServerName}
 	if cpus != "" {
 		o.Args = append(o.Args, "--cpus", cpus)
@@ -147,7 +152,7 @@ func StartPeer(ctx context.Context, target, cpus, tool string, params map[string
 			o.Args = append(o.Args, "--param", k+"="+params[k])
 		}
 	}
-	svc, err := StartService(ctx, target, o)
+	svc, err := StartServiceIn(ctx, sess, o)
 	if err != nil {
 		return nil, err
 	}
@@ -164,4 +169,81 @@ func StartPeer(ctx context.Context, target, cpus, tool string, params map[string
 		}
 	}
 	return p, nil
+}
+
+// ErrNoServerSide: none of the planned probes can put a server on a peer.
+var ErrNoServerSide = errors.New("none of the selected probes has a server side")
+
+// PeerSet is the peer servers of one bench --peer session.
+type PeerSet struct {
+	sess     *Session
+	peers    []*Peer
+	Snapshot *snapshot.Snapshot // the peer's, to store with the runs
+	stderr   io.Writer
+}
+
+// AttachPeers opens one session to target and starts there perflab's own
+// servers for the builtin network probes of the plan (one for all) and
+// each tool adapter's server, then points every such probe at its server
+// and records the peer's name in its parameters.
+func AttachPeers(ctx context.Context, target, cpus string, plan *bench.Plan, o ExecOptions) (*PeerSet, error) {
+	served := 0
+	for _, it := range plan.Items {
+		switch it.Probe.(type) {
+		case builtin.PeerAware, tools.Peerable:
+			served++
+		}
+	}
+	if served == 0 {
+		return nil, ErrNoServerSide
+	}
+	sess, err := OpenSession(ctx, target, o)
+	if err != nil {
+		return nil, err
+	}
+	ps := &PeerSet{sess: sess, stderr: o.Stderr}
+	var shared *Peer // perflab's own servers, for every builtin probe
+	for i, it := range plan.Items {
+		var p *Peer
+		var err error
+		switch pr := it.Probe.(type) {
+		case builtin.PeerAware:
+			if shared == nil {
+				if shared, err = StartPeer(ctx, sess, cpus, "", nil, o.Stderr); err == nil {
+					ps.peers = append(ps.peers, shared)
+				}
+			}
+			if p = shared; err == nil {
+				err = pr.SetPeer(&p.Info)
+			}
+		case tools.Peerable:
+			if p, err = StartPeer(ctx, sess, cpus, pr.Name(), it.Params, o.Stderr); err == nil {
+				ps.peers = append(ps.peers, p)
+				pr.UsePeer(p.Info.Name, p.Info.Addr, p.Port)
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			ps.Close()
+			return nil, err
+		}
+		if ps.Snapshot == nil {
+			ps.Snapshot = p.Snapshot
+		}
+		plan.Items[i].Params["peer"] = p.Info.Name
+		fmt.Fprintf(o.Stderr, "peer %s: %s server on %s\n", p.Info.Name, it.Probe.Name(), p.Info.Addr)
+	}
+	return ps, nil
+}
+
+// Close stops every peer server and ends the session (which removes the
+// copied perflab there).
+func (ps *PeerSet) Close() {
+	for _, p := range ps.peers {
+		if err := p.Close(); err != nil {
+			fmt.Fprintf(ps.stderr, "note: peer %s: %v\n", p.Info.Name, err)
+		}
+	}
+	ps.sess.Close()
 }

@@ -15,7 +15,7 @@ type Service struct {
 	Name  string // the target as written, without the user
 	Ready []byte // the first line the command printed
 
-	client *Client
+	client *Client // nil when the service runs in a Session
 	runner *Runner
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -41,8 +41,27 @@ func StartService(ctx context.Context, target string, o ExecOptions) (*Service, 
 		c.Close()
 		return nil, err
 	}
+	s, err := startOn(ctx, r, target, o)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r.Close(cctx) //nolint:errcheck // best effort
+		cancel()
+		c.Close()
+		return nil, err
+	}
+	s.client, s.runner = c, r
+	return s, nil
+}
+
+// StartServiceIn starts o.Args in an open session (sharing its copy of
+// perflab); Close stops the command and leaves the session open.
+func StartServiceIn(ctx context.Context, sess *Session, o ExecOptions) (*Service, error) {
+	return startOn(ctx, sess.r, sess.Target, o)
+}
+
+func startOn(ctx context.Context, r *Runner, target string, o ExecOptions) (*Service, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Service{Name: Name(target), client: c, runner: r, cancel: cancel, done: make(chan struct{})}
+	s := &Service{Name: Name(target), cancel: cancel, done: make(chan struct{})}
 	lw := &firstLine{ready: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -57,29 +76,36 @@ func StartService(ctx context.Context, target string, o ExecOptions) (*Service, 
 		s.Ready = lw.line()
 		return s, nil
 	case <-s.done:
-		s.Close()
+		s.stop()
 		if s.err == nil {
 			s.err = &Error{Kind: KindFailed, Target: target, Msg: "remote " + o.Args[0] + " ended before it was ready"}
 		}
 		return nil, s.err
 	case <-time.After(60 * time.Second):
-		s.Close()
+		s.stop()
 		return nil, &Error{Kind: KindFailed, Target: target, Msg: "remote " + o.Args[0] + " not ready after 60 s"}
+	}
+}
+
+// stop ends the command and waits for its agent.
+func (s *Service) stop() {
+	s.cancel()
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
 	}
 }
 
 // Close stops the remote command (SIGTERM through the agent), waits for
 // its agent to clean up, and closes the connection.
 func (s *Service) Close() error {
-	s.cancel()
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
+	s.stop()
+	if s.client != nil { // its own connection, not a session's
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.runner.Close(cctx) //nolint:errcheck // best effort, see Exec
+		s.client.Close()
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s.runner.Close(cctx) //nolint:errcheck // best effort, see Exec
-	s.client.Close()
 	if s.err == context.Canceled {
 		return nil
 	}
