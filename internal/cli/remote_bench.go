@@ -68,21 +68,30 @@ func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 			if len(runs) == 0 {
 				failed++
 			}
-			for _, r := range runs {
-				r.Suite = plan.Suite
-				if st != nil {
-					if err := st.SaveRun(context.WithoutCancel(ctx), r, snaps[r.SnapshotID]); err != nil {
-						return clierr.Runtimef("", "storing run %s from %s: %v", r.ID, h.Name, err)
-					}
-				}
-				sides[i].Runs = append(sides[i].Runs, r)
-			}
-			for id, s := range snaps {
-				sides[i].Snapshots[id] = s
+			if err := addHostRuns(ctx, st, &sides[i], plan.Suite, runs, snaps); err != nil {
+				return err
 			}
 		}
 	}
 	return renderHosts(e, &out, sides, failed)
+}
+
+// addHostRuns stores one host's runs of a step (unless st is nil) and
+// adds them to its side of the comparison.
+func addHostRuns(ctx context.Context, st *store.Store, side *compare.Side, suite string, runs []*run.Run, snaps map[string]*snapshot.Snapshot) error {
+	for _, r := range runs {
+		r.Suite = suite
+		if st != nil {
+			if err := st.SaveRun(context.WithoutCancel(ctx), r, snaps[r.SnapshotID]); err != nil {
+				return clierr.Runtimef("", "storing run %s from %s: %v", r.ID, side.Name, err)
+			}
+		}
+		side.Runs = append(side.Runs, r)
+	}
+	for id, s := range snaps {
+		side.Snapshots[id] = s
+	}
+	return nil
 }
 
 // openHosts opens a session to every --on host; the caller closes the
