@@ -85,6 +85,20 @@ func Sweep(prefix string) error {
 	for l := range labs {
 		errs = append(errs, removeNamespaces(l))
 	}
+	// Cgroups whose lab's namespaces are already gone.
+	if root, _, err := cpuCgroupRoot(); err == nil {
+		ents, _ := os.ReadDir(root)
+		for _, e := range ents {
+			rest, ok := strings.CutPrefix(e.Name(), prefix+"-")
+			if !ok || !e.IsDir() {
+				continue
+			}
+			pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+			if err == nil && pid != os.Getpid() && !alive(pid) {
+				errs = append(errs, removeCgroup(root+"/"+e.Name()))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
