@@ -219,6 +219,11 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	if err != nil {
 		return err
 	}
+	closePeer, err := attachPeer(cmd, e, plan)
+	if err != nil {
+		return err
+	}
+	defer closePeer()
 	opt.Suite = plan.Suite
 	if err := bench.Validate(plan.Items, opt); err != nil {
 		return optionErr(err, benchFlagNames)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -51,4 +52,20 @@ func (s *Store) Export(ctx context.Context, runs []*run.Run) (run.Export, error)
 		ex.Snapshots[r.SnapshotID] = snap
 	}
 	return ex, nil
+}
+
+// SaveSnapshot stores a snapshot no run refers to directly (the peer host
+// of a two-host network run; its runs name it in their notes). A snapshot
+// id already stored is left as it is.
+func (s *Store) SaveSnapshot(ctx context.Context, snap *snapshot.Snapshot) error {
+	if err := s.refuseWrite("saving snapshot " + snap.ID); err != nil {
+		return err
+	}
+	sj, err := json.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap.ID, err)
+	}
+	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj))
+	return s.writeErr(err)
 }
