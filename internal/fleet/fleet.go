@@ -126,9 +126,9 @@ type Metric struct {
 	Params   string         `json:"params,omitempty"`
 	Unit     string         `json:"unit"`
 	Better   run.Better     `json:"better"`
-	Median   float64        `json:"median"`       // of the host values
-	Spread   float64        `json:"robust_sd"`    // max(1.4826·MAD, 1% of |median|)
-	Hosts    []HostValue    `json:"hosts"`        // by name
+	Median   float64        `json:"median"`    // of the host values
+	Spread   float64        `json:"robust_sd"` // max(1.4826·MAD, 1% of |median|)
+	Hosts    []HostValue    `json:"hosts"`     // by name
 	Outliers []OutlierGroup `json:"outlier_groups"`
 	TooFew   bool           `json:"too_few_hosts,omitempty"`
 }
@@ -157,15 +157,15 @@ type OutlierGroup struct {
 type Separation struct {
 	Fact    string   `json:"fact"`
 	Value   string   `json:"value"`
-	Others  []string `json:"other_values"`   // the values of the hosts without it
+	Others  []string `json:"other_values"`    // the values of the hosts without it
 	Inliers []string `json:"inliers_sharing"` // non-outliers that share the value
 	Effect  *Effect  `json:"effect,omitempty"`
 	// Also are other facts that split the hosts exactly as this one
 	// (cgroup.cpu_quota_dir beside cgroup.cpu_quota_us).
-	Also []string `json:"same_split,omitempty"`
-	split string // the hosts holding the value, joined
-	rank  int    // position of the fact in the candidate table
-	group bool   // a grouping fact
+	Also  []string `json:"same_split,omitempty"`
+	split string   // the hosts holding the value, joined
+	rank  int      // position of the fact in the candidate table
+	group bool     // a grouping fact
 }
 
 // Effect is the ratio of the group's geometric mean host value to the
@@ -180,9 +180,9 @@ type Effect struct {
 
 // Audit is the audit side: each finding and on how many hosts it holds.
 type Audit struct {
-	Workload string        `json:"workload"`
-	Hosts    int           `json:"hosts"` // hosts with a snapshot
-	Findings []AuditCount  `json:"findings"`
+	Workload string       `json:"workload"`
+	Hosts    int          `json:"hosts"` // hosts with a snapshot
+	Findings []AuditCount `json:"findings"`
 }
 
 // AuditCount is one rule failing on some hosts.
