@@ -152,7 +152,18 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 	if without > 0 {
-		p("  %d metrics without outliers\n", without)
+		p("\nWithout outliers (%d)\n", without)
+		for i := range r.Metrics {
+			m := &r.Metrics[i]
+			if len(m.Outliers) > 0 {
+				continue
+			}
+			note := ""
+			if m.TooFew {
+				note = fmt.Sprintf(" (fewer than %d hosts: no outlier can be called)", MinHosts)
+			}
+			p("  %s: median %s %s over %d hosts%s\n", m.title(), num(m.Median), m.Unit, len(m.Hosts), note)
+		}
 	}
 	if r.Audit != nil {
 		p("\nAudit (%s workload, %d hosts with a snapshot)\n", r.Audit.Workload, r.Audit.Hosts)
