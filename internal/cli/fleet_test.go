@@ -63,3 +63,26 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSince: any --since either is refused with a usage error or
+// names a time no later than now.
+func FuzzParseSince(f *testing.F) {
+	for _, s := range []string{"", "7d", "36h", "2026-11-01", "2026-11-01T10:00:00Z", "-3d", "9999999999999d", "1h-2m"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseSince(s, now)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--since") {
+				t.Fatalf("parseSince(%q) error does not name the flag: %v", s, err)
+			}
+			return
+		}
+		if strings.HasSuffix(s, "d") || strings.HasSuffix(s, "h") || strings.HasSuffix(s, "m") || strings.HasSuffix(s, "s") {
+			if got.After(now) {
+				t.Fatalf("parseSince(%q) = %v, after now", s, got)
+			}
+		}
+	})
+}
