@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -61,8 +62,13 @@ func baseSnap(t *testing.T) *snapshot.Snapshot {
 // `perflab bench` would, and loads them back as the CLI does.
 func buildStore(t *testing.T, specs []hostSpec) Input {
 	t.Helper()
+	return buildStoreAt(t, filepath.Join(t.TempDir(), "runs.db"), specs)
+}
+
+func buildStoreAt(t *testing.T, dsn string, specs []hostSpec) Input {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	st, err := store.Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,6 +279,27 @@ func TestNoisyHostNotAnOutlier(t *testing.T) {
 	}
 	if two := Build(Input{Runs: append(mk("a", 100), mk("b", 50)...)}).Metrics[0]; !two.TooFew || len(two.Outliers) != 0 {
 		t.Errorf("2 hosts: %+v, want too few", two)
+	}
+}
+
+// The same runs stored in PostgreSQL give the same report as from SQLite.
+func TestPostgresSameReport(t *testing.T) {
+	testenv.Short(t)
+	dsn := testenv.Postgres(t)
+	render := func(in Input) string {
+		var b bytes.Buffer
+		r := Build(in)
+		if err := WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteText(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	lite, pg := render(buildStore(t, quotaFleet())), render(buildStoreAt(t, dsn, quotaFleet()))
+	if lite != pg {
+		t.Errorf("PostgreSQL report differs from SQLite's:\n%s\n---\n%s", pg, lite)
 	}
 }
 
