@@ -332,11 +332,6 @@ func settings(hosts []Host, snaps map[string]*snapshot.Snapshot) []Setting {
 			}
 			m[v] = append(m[v], n)
 		}
-		// A fact every host holds a value of its own (a MAC address, a
-		// serial) names hosts rather than groups them.
-		if len(m) == len(names) && len(names) > 2 {
-			continue
-		}
 		k, _ := factpath.KindOf(p)
 		s := Setting{Fact: p, Kind: k, Values: values(m), byHost: map[string]int{}}
 		for i, v := range s.Values {

@@ -222,6 +222,43 @@ func TestQuotaHostIsTheCPUOutlier(t *testing.T) {
 	for f := range want {
 		t.Errorf("differing sysctl %s not listed", f)
 	}
+	// The audit side: the quota rule fails on the quota host alone.
+	var quotaRule *AuditCount
+	for i, f := range r.Audit.Findings {
+		if f.Rule == "CGROUP-CPUS-VS-QUOTA" {
+			quotaRule = &r.Audit.Findings[i]
+		}
+	}
+	if r.Audit.Hosts != 5 || quotaRule == nil || strings.Join(quotaRule.Hosts, ",") != "node3" {
+		t.Errorf("audit side = %+v; want CGROUP-CPUS-VS-QUOTA failing on node3 of 5 hosts", r.Audit)
+	}
+}
+
+// A CPU model shared by one host that is not slow still separates the
+// slow ones (a quarter of the others at most), and that host is named.
+func TestSeparatingFactWithAFewInliers(t *testing.T) {
+	fleet := lotteryFleet()
+	fleet = append(fleet, hostSpec{name: "ecs09", cpu: cpuE5, cpuRate: 2400, faults: 1.8, runs: 3})
+	r := Build(buildStore(t, fleet))
+	m := metric(t, r, "events_per_sec.t1")
+	if len(m.Outliers) != 1 || len(m.Outliers[0].Facts) == 0 {
+		t.Fatalf("outliers = %+v", m.Outliers)
+	}
+	f := m.Outliers[0].Facts[0]
+	if f.Fact != "cpu.model" || strings.Join(f.Inliers, ",") != "ecs09" || f.Effect == nil || f.Effect.N1 != 4 {
+		t.Fatalf("separating fact = %+v, want cpu.model shared with ecs09 (4 E5 hosts)", f)
+	}
+	// With a second fast E5 host (2 of 7 others, above a quarter) the
+	// model no longer separates them.
+	fleet = append(fleet, hostSpec{name: "ecs10", cpu: cpuE5, cpuRate: 2400, faults: 1.8, runs: 3})
+	r = Build(buildStore(t, fleet))
+	for _, g := range metric(t, r, "events_per_sec.t1").Outliers {
+		for _, f := range g.Facts {
+			if f.Fact == "cpu.model" {
+				t.Errorf("cpu.model separates although 2 of 7 other hosts share it: %+v", f)
+			}
+		}
+	}
 }
 
 func TestCPUModelLottery(t *testing.T) {
