@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -316,6 +317,17 @@ func TestNoisyHostNotAnOutlier(t *testing.T) {
 	}
 	if two := Build(Input{Runs: append(mk("a", 100), mk("b", 50)...)}).Metrics[0]; !two.TooFew || len(two.Outliers) != 0 {
 		t.Errorf("2 hosts: %+v, want too few", two)
+	}
+	// Without snapshots every format still renders, saying so.
+	r := Build(Input{Runs: runs})
+	var b bytes.Buffer
+	for _, w := range []func(io.Writer, *Report) error{WriteText, WriteMarkdown, WriteJSON, WriteHTML} {
+		if err := w(&b, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(b.String(), "slow") || !strings.Contains(b.String(), "(no snapshot stored)") || len(r.Settings) != 0 {
+		t.Errorf("report without snapshots:\n%s", b.String())
 	}
 }
 
