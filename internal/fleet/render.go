@@ -187,10 +187,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, h := range r.Hosts {
 		p("| %s | %d | %s | %s | %s | %s |\n", mdEsc(h.Name), h.Runs, mdEsc(h.CPUModel), h.Microcode, mdEsc(h.Kernel), h.Virtualization)
 	}
-	p("\n## Facts that differ between hosts\n\n| fact | kind | values (hosts) |\n|---|---|---|\n")
+	p("\n## Groups\n\n| fact | values (hosts) |\n|---|---|\n")
 	for _, g := range r.Groups {
-		p("| %s | identity | %s |\n", g.Fact, mdEsc(valuesText(g.Values)))
+		p("| %s | %s |\n", g.Fact, mdEsc(valuesText(g.Values)))
 	}
+	p("\n## Facts that differ between hosts\n\n| fact | kind | values (hosts) |\n|---|---|---|\n")
 	for _, s := range r.Settings {
 		p("| %s | %s | %s |\n", mdEsc(s.Fact), s.Kind, mdEsc(valuesText(s.Values)))
 	}
@@ -207,7 +208,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				p("  - no fact shared by these hosts separates them\n")
 			}
 			for _, s := range g.Facts {
-				p("  - %s\n", mdEsc(s.text()))
+				p("  - separated by %s\n", mdEsc(s.text()))
 			}
 		}
 		p("\n")
@@ -240,15 +241,18 @@ var htmlTmpl = template.Must(template.New("fleet").Funcs(template.FuncMap{
 <table><tr><th>host</th><th>runs</th><th>CPU model</th><th>microcode</th><th>kernel</th><th>virtualisation</th></tr>
 {{range .R.Hosts}}<tr><td>{{.Name}}</td><td>{{.Runs}}</td><td>{{.CPUModel}}</td><td>{{.Microcode}}</td><td>{{.Kernel}}</td><td>{{.Virtualization}}</td></tr>
 {{end}}</table>
+<h2>Groups</h2>
+<table><tr><th>fact</th><th>values (hosts)</th></tr>
+{{range .R.Groups}}<tr><td>{{.Fact}}</td><td>{{values .Values}}</td></tr>
+{{end}}</table>
 <h2>Facts that differ between hosts</h2>
 <table><tr><th>fact</th><th>kind</th><th>values (hosts)</th></tr>
-{{range .R.Groups}}<tr><td>{{.Fact}}</td><td>identity</td><td>{{values .Values}}</td></tr>
-{{end}}{{range .R.Settings}}<tr><td>{{.Fact}}</td><td>{{.Kind}}</td><td>{{values .Values}}</td></tr>
+{{range .R.Settings}}<tr><td>{{.Fact}}</td><td>{{.Kind}}</td><td>{{values .Values}}</td></tr>
 {{end}}</table>
 <h2>Outliers</h2>
 {{range .With}}<h3>{{title .}}</h3><p>{{unit .}}; fleet median {{num .Median}} {{.Unit}}, robust sd {{num .Spread}}.</p>
 <ul>{{range .Outliers}}<li{{if .Worse}} class="worse"{{end}}><b>{{label .}}</b>: {{join .Hosts ", "}}<ul>
-{{range .Facts}}<li>{{sep .}}</li>{{else}}<li>no fact shared by these hosts separates them</li>{{end}}</ul></li>{{end}}</ul>
+{{range .Facts}}<li>separated by {{sep .}}</li>{{else}}<li>no fact shared by these hosts separates them</li>{{end}}</ul></li>{{end}}</ul>
 {{else}}<p>No outliers in {{len .R.Metrics}} metrics.</p>{{end}}
 {{with .R.Audit}}<h2>Audit ({{.Workload}})</h2>
 <table><tr><th>severity</th><th>rule</th><th>hosts failing</th><th>of</th><th>title</th></tr>
