@@ -18,6 +18,7 @@ func commands(e *env) []*cobra.Command {
 		newTuneCmd(e),
 		newIrqCmd(e),
 		newExporterCmd(e),
+		newFleetCmd(e),
 		newDepsCmd(e),
 		newTraceCmd(e),
 	}
