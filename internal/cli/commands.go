@@ -16,6 +16,7 @@ func commands(e *env) []*cobra.Command {
 		newProfileCmd(e),
 		newFlameCmd(e),
 		newTuneCmd(e),
+		newBisectCmd(e),
 		newIrqCmd(e),
 		newExporterCmd(e),
 		newFleetCmd(e),
