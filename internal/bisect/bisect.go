@@ -24,12 +24,14 @@
 //     explains the gap and the search ends.
 //  2. split(S): candidates are ordered by how plausible the knowledge base
 //     finds them for the metric; S is split into halves A (the more
-//     plausible) and B. A is measured. If A's effect covers S's (S's ratio
-//     lies inside A's interval), B is cleared without a measurement. If A
+//     plausible) and B. A is measured. If A's effect covers S's (their
+//     intervals overlap), B is cleared without a measurement. If A
 //     improves but less, B is measured too and both halves are split. If A
 //     does nothing, B is measured; if B covers S, A is cleared; if neither
-//     half alone improves but S does, S is reported as one joint cause (an
-//     interaction). A single candidate that improves is found.
+//     half alone improves but S does, S is one joint cause (an
+//     interaction), narrowed by removing one candidate at a time and keeping
+//     it out when the rest still covers the effect (delta debugging's
+//     complement test). A single candidate that improves is found.
 //
 // Screening sessions are short (Blocks, default 2); their intervals pool
 // the block-to-block variance of the paired log-ratios of every session so
@@ -374,9 +376,18 @@ func (b *bisector) improves(e *Effect) bool {
 	return dir > 0
 }
 
-// covers: e's interval holds the other effect's ratio.
+// covers: e and other cannot be told apart — their intervals overlap (or
+// e's holds other's ratio when other has none). Two measurements of one
+// effect are both noisy; demanding that one interval hold the other's
+// point rejects a true cover about half the time at the interval's edge.
 func covers(e, other *Effect) bool {
-	return e != nil && other != nil && !math.IsNaN(e.Lo) && e.Lo <= other.Ratio && other.Ratio <= e.Hi
+	if e == nil || other == nil || math.IsNaN(e.Lo) {
+		return false
+	}
+	if math.IsNaN(other.Lo) {
+		return e.Lo <= other.Ratio && other.Ratio <= e.Hi
+	}
+	return e.Lo <= other.Hi && other.Lo <= e.Hi
 }
 
 // test measures one group against bad.
@@ -406,7 +417,9 @@ func (b *bisector) search(ctx context.Context) error {
 	cands := b.ordered()
 	// 1. all.
 	before := b.runs
-	runs, err := b.session(ctx, max(b.opt.Blocks, 2), b.state("test", cands))
+	// Three blocks at least: the first interval has no pooled variance to
+	// lean on (two blocks give one degree of freedom, t = 12.7).
+	runs, err := b.session(ctx, max(b.opt.Blocks, 3), b.state("test", cands))
 	if err != nil {
 		return err
 	}
@@ -527,7 +540,11 @@ func (b *bisector) split(ctx context.Context, set []Candidate, eff *Effect, node
 		b.res.Steps[na].Outcome, b.res.Steps[nc].Outcome = "nothing", "nothing"
 		b.res.Steps[node].Outcome = "joint"
 		b.res.Steps[node].Why = "neither half alone improves; together they do: an interaction"
-		return [][]Candidate{set}, nil
+		joint, err := b.minimize(ctx, set, eff, node)
+		if err != nil {
+			return nil, err
+		}
+		return [][]Candidate{joint}, nil
 	case impC && covers(effC, eff) && !impA:
 		b.res.Steps[na].Outcome = "nothing"
 		b.res.Steps[nc].Outcome = "improves"
@@ -551,6 +568,31 @@ func (b *bisector) split(ctx context.Context, set []Candidate, eff *Effect, node
 		found = append(found, f...)
 	}
 	return found, nil
+}
+
+// minimize narrows a joint cause: a candidate whose removal still covers
+// the group's effect takes no part in the interaction (delta debugging's
+// complement test), least plausible first.
+func (b *bisector) minimize(ctx context.Context, set []Candidate, eff *Effect, node int) ([]Candidate, error) {
+	set = slices.Clone(set)
+	for i := len(set) - 1; i >= 0 && len(set) > 1; i-- {
+		rest := slices.Delete(slices.Clone(set), i, i+1)
+		e, runs, err := b.test(ctx, rest)
+		if err != nil {
+			return nil, err
+		}
+		n := b.addStep(Step{Knobs: names(rest), Effect: e, Runs: runs})
+		b.res.Steps[node].Children = append(b.res.Steps[node].Children, n)
+		if b.improves(e) && covers(e, eff) {
+			b.res.Steps[n].Outcome = "improves"
+			b.res.Steps[n].Why = "without " + set[i].Name + " the group still recovers the effect: it is cleared"
+			set = rest
+			continue
+		}
+		b.res.Steps[n].Outcome = "nothing"
+		b.res.Steps[n].Why = set[i].Name + " is part of the interaction"
+	}
+	return set, nil
 }
 
 // confirm measures bad, all and every found cause Confirm times and fills

@@ -217,3 +217,81 @@ func TestBisectCancelledRestores(t *testing.T) {
 		t.Errorf("THP %q after Ctrl-C, want never", b)
 	}
 }
+
+// bufferProbe needs both buffers large: either alone does nothing (an
+// interaction, as TCP's send and receive windows), and a third knob is
+// irrelevant. Bisect reports the two as one joint cause and clears the
+// third.
+type bufferProbe struct {
+	fs  hostfs.FS
+	rng *rand.Rand
+}
+
+func (p *bufferProbe) Name() string               { return "net.tcp" }
+func (p *bufferProbe) Doc() string                { return "fake" }
+func (p *bufferProbe) Defaults(bool) probe.Params { return probe.Params{} }
+func (p *bufferProbe) Metrics(probe.Params) ([]run.Metric, error) {
+	return []run.Metric{{Name: "bandwidth", Unit: "MB/s", Better: run.Higher}}, nil
+}
+func (p *bufferProbe) Setup(context.Context, *probe.Env) error { return nil }
+func (p *bufferProbe) Teardown(*probe.Env) error               { return nil }
+func (p *bufferProbe) Iterate(context.Context, *probe.Env) (map[string]float64, error) {
+	r, _ := p.fs.ReadFile("/proc/sys/net/ipv4/tcp_rmem")
+	w, _ := p.fs.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+	bw := 50.0
+	if !strings.HasSuffix(strings.TrimSpace(string(r)), " 4096") && !strings.HasSuffix(strings.TrimSpace(string(w)), " 4096") {
+		bw = 2000
+	}
+	return map[string]float64{"bandwidth": bw * (1 + 0.01*p.rng.NormFloat64())}, nil
+}
+
+func TestBisectJointCause(t *testing.T) {
+	dir := t.TempDir()
+	for p, c := range map[string]string{
+		"proc/sys/net/ipv4/tcp_rmem":        "4096 4096 4096\n",
+		"proc/sys/net/ipv4/tcp_wmem":        "4096 4096 4096\n",
+		"proc/sys/net/ipv4/tcp_fin_timeout": "30\n",
+		"proc/sys/kernel/random/boot_id":    "6a3f2a1e-4b8c-4a51-9d0e-2f1d8d3c0b11\n",
+		"etc/machine-id":                    "0123456789abcdef0123456789abcdef\n",
+	} {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(c), 0o644)
+	}
+	fs, err := hostfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := &snapshot.Snapshot{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "4096 131072 6291456", "net.ipv4.tcp_wmem": "4096 16384 4194304", "net.ipv4.tcp_fin_timeout": "60"}}
+	bad := &snapshot.Snapshot{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "4096 4096 4096", "net.ipv4.tcp_wmem": "4096 4096 4096", "net.ipv4.tcp_fin_timeout": "30"}}
+	cands, _ := Candidates(good, bad)
+	p := &bufferProbe{fs: fs, rng: rand.New(rand.NewPCG(5, 5))}
+	res, err := Run(context.Background(), Options{Host: tune.Host{FS: fs, Dir: t.TempDir()},
+		Items: []bench.Item{{Probe: p, Params: probe.Params{}, MaxRuns: 6}},
+		Bench: bench.Options{MinRuns: 6, MaxRuns: 6, Budget: time.Hour, NoNoiseCheck: true}, Candidates: cands, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Causes {
+		switch c.Knob {
+		case "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem":
+			if !c.Confirmed || len(c.Joint) != 1 {
+				t.Errorf("%s: %+v, want confirmed jointly with the other buffer", c.Knob, c)
+			}
+		case "net.ipv4.tcp_fin_timeout":
+			if c.Outcome != "cleared" {
+				t.Errorf("fin_timeout: %s, want cleared", c.Outcome)
+			}
+		}
+	}
+	for i, st := range res.Steps {
+		e := Effect{}
+		if st.Effect != nil {
+			e = *st.Effect
+		}
+		t.Logf("step %d %v %s %+v %s", i, st.Knobs, st.Outcome, e, st.Why)
+	}
+	if !res.Restored {
+		t.Error("not restored")
+	}
+}
