@@ -278,7 +278,7 @@ func (h Host) Verify() ([]Drift, error) {
 	last := map[string]int{}
 	for i, e := range j.Entries {
 		if e.State == Applied {
-			last[fmt.Sprintf("%s\x00%s\x00%d\x00%d", e.Change.Kind, e.Change.Target, e.NS.Net, e.NS.Mnt)] = i
+			last[fmt.Sprintf("%s\x00%s\x00%d", e.Change.Kind, e.Change.Target, e.NS.Net)] = i
 		}
 	}
 	idx := make([]int, 0, len(last))
