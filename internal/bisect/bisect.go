@@ -248,7 +248,7 @@ func readAll(h tune.Host, cands []Candidate) (map[string]string, error) {
 // restore reverts the journal and checks every knob against its value
 // before the bisection.
 func (b *bisector) restore(before map[string]string) bool {
-	if _, err := b.opt.Host.Revert(tune.RevertOptions{}); err != nil {
+	if _, err := b.opt.Host.Revert(tune.RevertOptions{Discard: true}); err != nil {
 		b.res.Notes = append(b.res.Notes, "revert: "+err.Error())
 		return false
 	}
@@ -268,7 +268,7 @@ func (b *bisector) restore(before map[string]string) bool {
 // state returns the bench state that flips exactly the given candidates.
 func (b *bisector) state(name string, set []Candidate) bench.State {
 	return bench.State{Name: name, Apply: func(ctx context.Context) error {
-		if _, err := b.opt.Host.Revert(tune.RevertOptions{}); err != nil {
+		if _, err := b.opt.Host.Revert(tune.RevertOptions{Discard: true}); err != nil {
 			return fmt.Errorf("reverting before %s: %w", name, err)
 		}
 		if len(set) == 0 {

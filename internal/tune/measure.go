@@ -44,11 +44,11 @@ func (h Host) MeasureApply(ctx context.Context, p Plan, opt ApplyOptions, items 
 		return nil, clierr.Usagef("", "the plan changes nothing on this host: nothing to measure")
 	}
 	before := bench.State{Name: "before", Apply: func(context.Context) error {
-		_, err := h.Revert(RevertOptions{})
+		_, err := h.Revert(RevertOptions{Discard: true})
 		return err
 	}}
 	after := bench.State{Name: "after", Apply: func(ctx context.Context) error {
-		if _, err := h.Revert(RevertOptions{}); err != nil {
+		if _, err := h.Revert(RevertOptions{Discard: true}); err != nil {
 			return err
 		}
 		_, err := h.Apply(ctx, p, ApplyOptions{Source: opt.Source + " (measuring)"})
@@ -58,10 +58,10 @@ func (h Host) MeasureApply(ctx context.Context, p Plan, opt ApplyOptions, items 
 	runs, res, err := bench.Interleave(ctx, items, io, bo)
 	m := &Measured{Interleaved: res, Runs: runs}
 	if err != nil {
-		_, rerr := h.Revert(RevertOptions{})
+		_, rerr := h.Revert(RevertOptions{Discard: true})
 		return m, errors.Join(err, rerr)
 	}
-	if _, err := h.Revert(RevertOptions{}); err != nil {
+	if _, err := h.Revert(RevertOptions{Discard: true}); err != nil {
 		return m, fmt.Errorf("reverting after the measurement: %w", err)
 	}
 	m.Applied, err = h.Apply(ctx, p, opt)

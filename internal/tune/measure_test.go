@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"path/filepath"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -71,6 +72,11 @@ func TestMeasureApply(t *testing.T) {
 	}
 	if got := readN(t, fs, plan.Items[0].Change); got != "60" {
 		t.Errorf("swappiness %s after revert, want 60", got)
+	}
+	// The session's own flips leave no history: only the user's revert is
+	// archived.
+	if hist, _ := filepath.Glob(filepath.Join(h.Dir, "journal-*.reverted.json")); len(hist) != 1 {
+		t.Errorf("%d archived journals, want the one of the user's revert", len(hist))
 	}
 	// A journal with changes is refused: "before" would revert them.
 	if _, err := h.Apply(context.Background(), plan, ApplyOptions{}); err != nil {
