@@ -7,21 +7,28 @@
 #
 # ROUNDS (default 3) alternates tool and probe that many times per check and
 # reports the median of each side (STAT=best: the best round of each side,
-# the fairer choice on a host that other work keeps busy). CHECKs: cpu membw copy sched syscall tcp
-# udp disk (default: all). Environment: PERFLAB (binary, default: perflab on
+# the fairer choice on a host that other work keeps busy). CHECKs: cpu membw copy stream sched syscall tcp
+# udp disk dd (default: all). Environment: PERFLAB (binary, default: perflab on
 # PATH, else go run ./cmd/perflab), DIR (disk test directory, default
 # /var/tmp), QUIET=1 waits before each measurement until the host has been
 # at least 90% idle for 2 s (for at most QUIET_MAX seconds, default 120),
 # because a busy host moves both sides by different amounts.
 #
 # Run from the repository root. Needs: go, sysbench, mbw, perf, qperf,
-# sockperf, fio, python3 (JSON).
+# sockperf, fio, gcc with libgomp (stream), coreutils dd, python3 (JSON).
+#
+# stream: STREAM_C=/path/to/stream.c (John McCalpin's stream.c 5.10; this
+# script downloads nothing) is compiled with gcc -O2, once plain (1 thread)
+# and once with -fopenmp (all threads, OMP_PROC_BIND=true), with the array
+# size perflab's memory.stream chose by STREAM's rule (4x the last-level
+# cache; STREAM_ELEMS overrides). Without STREAM_C the check is skipped with
+# a message.
 # Servers (qperf, sockperf) listen on 127.0.0.1 only and are stopped on exit.
 set -euo pipefail
 
 ROUNDS=${1:-3}
 shift || true
-CHECKS=${*:-cpu membw copy sched syscall tcp udp disk}
+CHECKS=${*:-cpu membw copy stream sched syscall tcp udp disk dd}
 DIR=${DIR:-/var/tmp}
 work=$(mktemp -d)
 pids=()
@@ -118,6 +125,44 @@ for c in $CHECKS; do
 		compare "memory copy t1 (mbw)" GB/s hi \
 			"mbw -q -n 10 -t0 128 | awk '/^AVG/{for(i=1;i<=NF;i++) if(\$i==\"Copy:\") print \$(i+1) * 1.048576e-3}'" \
 			"probe memory.bandwidth copy.t1 --param ops=copy --param threads=1 --param size=256MiB"
+		;;
+	stream)
+		if [[ -z ${STREAM_C:-} || ! -r ${STREAM_C:-} ]]; then
+			echo "# stream: skipped: set STREAM_C to the path of McCalpin's stream.c (not downloaded by this script)" >&2
+			continue
+		fi
+		# STREAM's rule, as memory.stream applies it: each array >= 4x the
+		# last-level cache(s), at least STREAM's default 10 million elements.
+		if [[ -z ${STREAM_ELEMS:-} ]]; then
+			llc=$(python3 -c "
+import glob
+seen = {}
+for d in glob.glob('/sys/devices/system/cpu/cpu[0-9]*/cache/index[0-9]*'):
+    r = lambda f: open(d + '/' + f).read().strip()
+    try:
+        if r('type') == 'Instruction': continue
+        lvl, size, shared = int(r('level')), r('size'), r('shared_cpu_list')
+    except OSError: continue
+    m = {'K': 1024, 'M': 1 << 20, 'G': 1 << 30}.get(size[-1], 1)
+    seen[(lvl, shared)] = int(size.rstrip('KMG')) * m
+top = max((k[0] for k in seen), default=0)
+print(sum(v for k, v in seen.items() if k[0] == top))")
+			STREAM_ELEMS=$(((4 * llc + 4095) / 4096 * 4096 / 8))
+			((STREAM_ELEMS >= 10000384)) || STREAM_ELEMS=10000384 # 10 million, in whole pages
+		fi
+		gcc -O2 -DSTREAM_ARRAY_SIZE="$STREAM_ELEMS" -mcmodel=medium "$STREAM_C" -o "$work/stream"
+		gcc -O2 -fopenmp -DSTREAM_ARRAY_SIZE="$STREAM_ELEMS" -mcmodel=medium "$STREAM_C" -o "$work/stream_omp"
+		n=$(nproc)
+		for k in Copy Scale Add Triad; do
+			lk=$(echo "$k" | tr A-Z a-z)
+			# STREAM prints "Copy:  20297.8 ..." in MB/s (1e6 bytes).
+			compare "stream $lk t1 (stream.c -O2)" GB/s hi \
+				"$work/stream | awk '\$1 == \"$k:\" {print \$2 / 1000}'" \
+				"probe memory.stream $lk.t1 --param kernels=$lk --param threads=1 --param array_size=$((STREAM_ELEMS * 8))"
+			compare "stream $lk t$n (stream.c OpenMP)" GB/s hi \
+				"OMP_NUM_THREADS=$n OMP_PROC_BIND=true $work/stream_omp | awk '\$1 == \"$k:\" {print \$2 / 1000}'" \
+				"probe memory.stream $lk.t$n --param kernels=$lk --param threads=$n --param array_size=$((STREAM_ELEMS * 8))"
+		done
 		;;
 	sched)
 		# perf's usecs/op is one round trip = two wake-ups.

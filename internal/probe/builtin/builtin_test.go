@@ -20,6 +20,7 @@ import (
 var tiny = map[string]probe.Params{
 	"cpu":              {"max_prime": "2000", "threads": "1,2", "duration": "20ms"},
 	"memory.bandwidth": {"size": "4MiB", "threads": "1,2", "duration": "10ms"},
+	"memory.stream":    {"array_size": "4MiB", "threads": "1,2", "passes": "3"},
 	"memory.latency":   {"min": "16KiB", "max": "4MiB", "duration": "5ms", "hugepages": "false"},
 	"memory.pagefault": {"size": "8MiB", "duration": "5ms"},
 	"sched.wakeup":     {"pairs": "1,2", "duration": "20ms"},
