@@ -39,6 +39,7 @@ func All() []probe.Probe {
 		newSysbenchFileIO(),
 		&OLTP{},
 		&Fio{},
+		&DD{},
 		&Wrk{},
 		&Redis{},
 		&Qperf{},
