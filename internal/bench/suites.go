@@ -147,6 +147,15 @@ var Suites = []Suite{
 		Items: []SuiteItem{{Probe: "redis-benchmark", Budget: 45 * time.Second, Measures: "Redis SET/GET per second"}},
 	},
 	{
+		Name: "etcd",
+		Doc: "etcd put (sequential and random keys), range (linearizable and serializable), txn and watch latency " +
+			"against a private etcd, then etcdctl check perf's 60-second pass/fail (needs etcd-server and etcd-client).",
+		Items: []SuiteItem{
+			{Probe: "etcd", Budget: 90 * time.Second, Measures: "etcd put/range/txn/watch ops/s and latency"},
+			{Probe: "etcd.check-perf", Budget: 150 * time.Second, MaxRuns: 2, Measures: "etcdctl check perf pass/fail"},
+		},
+	},
+	{
 		Name:  "db",
 		Doc:   "MySQL point selects with sysbench at 100 threads against a private MariaDB (needs sysbench and mariadb-server).",
 		Items: []SuiteItem{{Probe: "sysbench.oltp_point_select", Budget: 90 * time.Second, Measures: "MySQL point-select TPS"}},

@@ -42,6 +42,8 @@ func All() []probe.Probe {
 		&DD{},
 		&Wrk{},
 		&Redis{},
+		&Etcd{},
+		&EtcdCheckPerf{},
 		&Qperf{},
 		&Iperf3{},
 		&Sockperf{},
