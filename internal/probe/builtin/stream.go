@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -278,22 +279,26 @@ func (s *Stream) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 			// when only some are reported: each kernel's input is the
 			// previous one's output.
 			for _, k := range streamKernels {
+				// A pass lasts from the first thread's start to the last
+				// one's end: a thread that starts late (its CPU was busy)
+				// lengthens the pass, as it does OpenMP's.
+				starts, ends := make([]time.Time, t), make([]time.Time, t)
 				res := runPinned(cpus, t, func(i int) workerResult {
 					lo, hi := i*s.n/t, (i+1)*s.n/t
-					start := time.Now()
+					starts[i] = time.Now()
 					streamKernel(k, s.a[lo:hi], s.b[lo:hi], s.c[lo:hi])
-					return workerResult{elapsed: time.Since(start)}
+					ends[i] = time.Now()
+					return workerResult{elapsed: ends[i].Sub(starts[i])}
 				})
 				if stop.Load() {
 					return nil, ctx.Err()
 				}
-				var el time.Duration
 				for _, r := range res {
 					if r.err != nil {
 						return nil, fmt.Errorf("memory.stream: %w", r.err)
 					}
-					el = max(el, r.elapsed)
 				}
+				el := slices.MaxFunc(ends, time.Time.Compare).Sub(slices.MinFunc(starts, time.Time.Compare))
 				if pass == 0 {
 					continue
 				}

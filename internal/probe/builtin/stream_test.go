@@ -1,9 +1,6 @@
 package builtin
 
 import (
-	"context"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -173,24 +170,4 @@ func join(s []string) string {
 		out += x
 	}
 	return out
-}
-
-// Triad moves 1.5× Copy's bytes in about 1.5× its time on any memory
-// system, so their rates on arrays beyond the caches agree within a factor
-// of two; a wrong byte count (or a kernel that skips work) breaks that.
-func TestStreamRatesPlausible(t *testing.T) {
-	s := &Stream{}
-	env := &probe.Env{Params: probe.Params{"array_size": "64MiB", "threads": "1", "passes": "3"}, Dir: t.TempDir(), Log: io.Discard}
-	if err := s.Setup(context.Background(), env); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Teardown(env)
-	v, err := s.Iterate(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := v["triad.t1"] / v["copy.t1"]
-	if math.IsNaN(r) || r < 0.5 || r > 2 {
-		t.Errorf("triad/copy = %.2f (%v)", r, v)
-	}
 }
