@@ -64,6 +64,7 @@ type etcdConfig struct {
 	clients    int
 	keyspace   int
 	duration   time.Duration
+	levels     []int // concurrency sweep (sweep.go)
 	pl         placement
 }
 
@@ -85,7 +86,7 @@ func (*Etcd) Doc() string {
 
 func (*Etcd) Defaults(quick bool) probe.Params {
 	p := probe.Params{"tests": strings.Join(etcdTests, ","), "value_sizes": "256,4096", "clients": "16",
-		"keyspace": "1000", "duration": "3s"}
+		"keyspace": "1000", "duration": "3s", sweepKey: ""}
 	if quick {
 		p["value_sizes"], p["duration"] = "256", "1s"
 	}
@@ -113,6 +114,9 @@ func (e *Etcd) parse(p probe.Params) (etcdConfig, error) {
 		return c, err
 	}
 	if c.duration, err = p.DurationIn(n, "duration", 3*time.Second, 100*time.Millisecond, 10*time.Minute); err != nil {
+		return c, err
+	}
+	if c.levels, err = sweepParam(n, p); err != nil {
 		return c, err
 	}
 	c.pl, err = placementParams(n, p)
@@ -147,7 +151,7 @@ func (e *Etcd) Metrics(p probe.Params) ([]run.Metric, error) {
 			run.Metric{Name: t + ".p50", Unit: "ms", Better: run.Lower},
 			run.Metric{Name: t + ".p99", Unit: "ms", Better: run.Lower})
 	}
-	return ms, nil
+	return sweepMetrics(ms, c.levels, "clients"), nil
 }
 
 // etcdFindServer finds etcd, which must serve the v3 gateway under /v3
@@ -387,6 +391,17 @@ func closedLoop(ctx context.Context, n int, d time.Duration, op func(ctx context
 }
 
 func (e *Etcd) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
+	clients := e.cfg.clients
+	defer func() { e.cfg.clients = clients }()
+	return sweepIterate(ctx, e.cfg.levels, func(l int) {
+		e.cfg.clients = l
+		e.client(l)
+	}, func(ctx context.Context) (map[string]float64, error) {
+		return e.once(ctx)
+	})
+}
+
+func (e *Etcd) once(ctx context.Context) (map[string]float64, error) {
 	gctx, cancel := e.srv.guard(ctx)
 	defer cancel()
 	out := map[string]float64{}

@@ -234,3 +234,32 @@ func TestEtcdCheckPerfReal(t *testing.T) {
 		t.Errorf("throughput %v", got[0]["throughput"])
 	}
 }
+
+// A sweep measures every level against one server and returns the curve:
+// one value per metric and level, the level in the name.
+func TestOLTPSweepReal(t *testing.T) {
+	testenv.RequireTool(t, "sysbench")
+	if _, ok := lookPath("mariadbd", "mysqld"); !ok {
+		testenv.Unavailable(t, "mariadbd not installed (scripts/test installs mariadb-server)")
+	}
+	_, got := runServerReal(t, &OLTP{}, probe.Params{"concurrency": "1,20,100", "table_size": "1000", "duration": "1s"}, 1)
+	for _, v := range got {
+		for _, l := range []string{"c1", "c20", "c100"} {
+			if v["tps."+l] < 50 {
+				t.Errorf("tps.%s = %v", l, v["tps."+l])
+			}
+		}
+	}
+}
+
+func TestRedisSweepReal(t *testing.T) {
+	testenv.RequireTool(t, "redis-benchmark")
+	testenv.RequireTool(t, "redis-server")
+	env, got := runServerReal(t, &Redis{}, probe.Params{"requests": "20000", "tests": "set,get", "concurrency": "1,20"}, 1)
+	if len(got) == 1 && (got[0]["set.requests_per_sec.c1"] <= 0 || got[0]["get.requests_per_sec.c20"] <= 0) {
+		t.Errorf("curve %v", got[0])
+	}
+	if !strings.Contains(strings.Join(env.Notes, "\n"), "one redis-benchmark process") {
+		t.Errorf("notes %q", env.Notes)
+	}
+}
