@@ -469,6 +469,7 @@ func recordEnv(r *run.Run, env *probe.Env) {
 		r.Tool = filepath.Base(env.Command[0])
 	}
 	r.Notes = append(r.Notes, env.Notes...)
+	r.Notes = append(r.Notes, CurveNotes(r)...)
 }
 
 func ncpu(cpus []int) int {

@@ -55,6 +55,19 @@ type Plan struct {
 	Notes []string // suite entries skipped or replaced by a fallback, and why
 }
 
+// SetWhereKnown sets a parameter on every planned probe that has it (as
+// --concurrency does for the server probes) and returns how many it set.
+func (p *Plan) SetWhereKnown(key, value string) int {
+	n := 0
+	for i := range p.Items {
+		if _, ok := p.Items[i].Probe.Defaults(false)[key]; ok {
+			p.Items[i].Params[key] = value
+			n++
+		}
+	}
+	return n
+}
+
 // Resolve turns names (suites or probes; a suite wins where a name is both,
 // and "probe:NAME" or "suite:NAME" says which is meant) and --param values
 // into a plan. A param "key=value" applies to every

@@ -38,6 +38,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		maxRuns, minRuns, warmup int
 		budget                   time.Duration
 		params                   []string
+		concurrency              string
 		noStore, noNoiseCheck    bool
 	)
 	cmd := &cobra.Command{
@@ -63,6 +64,7 @@ disk), the suite runs; probe:NAME runs the probe alone.`,
   perflab bench memory.latency --cpus 1 --param max=64MiB
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
+  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench list`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -105,6 +107,10 @@ disk), the suite runs; probe:NAME runs the probe alone.`,
 			}
 			if err := applyPlacement(plan, "client_cpus", "--client-cpus", clientCPUs); err != nil {
 				return err
+			}
+			if concurrency != "" && plan.SetWhereKnown("concurrency", concurrency) == 0 {
+				return clierr.Usagef("it applies to sysbench.oltp_point_select, redis-benchmark, wrk.nginx and etcd (suites db, kv, web, etcd)",
+					"--concurrency: none of the selected probes runs a server")
 			}
 			// Explicit flags override every entry's own limits; otherwise a
 			// suite entry's budget and cap apply, and the defaults elsewhere.
@@ -151,6 +157,7 @@ disk), the suite runs; probe:NAME runs the probe alone.`,
 	f.IntVar(&minRuns, "min-runs", bench.DefaultMinRuns, "at least this many before the precision stop (6 is the fewest with a 95% CI)")
 	f.DurationVar(&budget, "budget", bench.DefaultBudget, "time budget per probe, setup included (suites set their own unless given)")
 	f.IntVar(&warmup, "warmup", bench.DefaultWarmup, "discarded warm-up repetitions per probe")
+	f.StringVar(&concurrency, "concurrency", "", "measure the server probes at each of these client counts: 1,20,100 or 1-128 (doubling) or 20-100/20; reports the peak and where throughput falls")
 	f.StringArrayVar(&params, "param", nil, "probe parameter key=value or PROBE:key=value (repeatable)")
 	f.StringVar(&dir, "dir", "", "directory for scratch files (the disk probe tests its filesystem; default $TMPDIR)")
 	f.StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")

@@ -665,7 +665,7 @@ func (c *EtcdCheckPerf) Setup(ctx context.Context, env *probe.Env) error {
 
 func (c *EtcdCheckPerf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	argv := []string{c.ctlPath, "--endpoints", strings.TrimPrefix(c.base, "http://"), "check", "perf", "--load", c.load,
-		"--prefix", fmt.Sprintf("/perflab-check-perf-%d/", time.Now().UnixNano()), "--auto-compact", "--auto-defrag"}
+		"--prefix", "/perflab-check-perf/", "--auto-compact", "--auto-defrag"}
 	recordCommand(env, argv)
 	res, err := c.srv.runClient(ctx, invocation{tool: "etcdctl", argv: argv, env: []string{"ETCDCTL_API=3"},
 		cpus: c.pl.client, timeout: 5 * time.Minute})
