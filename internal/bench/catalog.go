@@ -102,6 +102,9 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 					plan.Items = append(plan.Items, it)
 				}
 			}
+			if n := PeerNote(s); n != "" {
+				plan.Notes = append(plan.Notes, n)
+			}
 			continue
 		}
 		p, ok := c.byName[name]
@@ -331,4 +334,23 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// PeerNote says which of a suite's entries stand in on loopback for rows
+// that the reference measured between two hosts ("" when none do).
+// Running them against a second host (--peer) is the two-hosts issue's;
+// until then the note keeps a loopback number from passing for a network
+// one.
+func PeerNote(s Suite) string {
+	var names []string
+	for _, it := range s.Items {
+		if it.NeedsPeer {
+			names = append(names, it.Probe)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "needs a second host: " + strings.Join(names, ", ") + " measure loopback here; the reference rows " +
+		"(packet rate, bandwidth, one-way and ping latency) were measured between two hosts"
 }

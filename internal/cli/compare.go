@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
@@ -63,7 +64,7 @@ the JSON schema; docs/statistics.md the statistics.`,
 			if err != nil {
 				return err
 			}
-			opt := compare.Options{Alpha: alpha, Margin: margin}
+			opt := compare.Options{Alpha: alpha, Margin: margin, RowRank: bench.RowRank}
 			if !noHistory {
 				opt.History = src.history(cmd.Context(), sides)
 			}
