@@ -139,6 +139,7 @@ var Suites = []Suite{
 			{Probe: "disk", Budget: 60 * time.Second, Measures: "filesystem I/O"},
 			{Probe: "sysbench.fileio", Budget: 60 * time.Second, Measures: "sysbench fileio"},
 			{Probe: "fio", Budget: 60 * time.Second, Measures: "fio with O_DIRECT"},
+			{Probe: "dd", Budget: 45 * time.Second, Measures: "dd: write with conv=fdatasync and oflag=direct, read past and from the page cache"},
 		},
 	},
 	{
