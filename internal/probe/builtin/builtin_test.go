@@ -144,7 +144,12 @@ func TestCancellation(t *testing.T) {
 			for k, v := range tiny[p.Name()] {
 				over[k] = v
 			}
-			over["duration"] = "30s" // every probe would run for minutes
+			// Every probe would run for minutes: by time, or (STREAM) by passes.
+			if _, ok := p.Defaults(false)["duration"]; ok {
+				over["duration"] = "30s"
+			} else {
+				over["passes"] = "1000"
+			}
 			env := newEnv(t, p, over)
 			before := openFDs(t)
 			if err := p.Setup(context.Background(), env); err != nil {
