@@ -164,3 +164,28 @@ func TestBaselineRowsMatchSuite(t *testing.T) {
 		t.Errorf("peer note %q", n)
 	}
 }
+
+// --concurrency reaches the server probes of a suite and nothing else.
+func TestSetWhereKnownConcurrency(t *testing.T) {
+	cat := bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+	plan, err := cat.Resolve([]string{"probe:cpu", "probe:etcd"}, nil)
+	if err != nil {
+		testenv.Unavailable(t, "etcd not installed: %v", err)
+	}
+	if n := plan.SetWhereKnown("concurrency", "1,20,100"); n != 1 {
+		t.Errorf("set on %d probes, want 1 (etcd)", n)
+	}
+	for _, it := range plan.Items {
+		_, has := it.Params["concurrency"]
+		if has != (it.Probe.Name() == "etcd") {
+			t.Errorf("%s: concurrency set = %v", it.Probe.Name(), has)
+		}
+	}
+	if err := bench.Validate(plan.Items, bench.Options{}); err != nil {
+		t.Errorf("validate: %v", err)
+	}
+	plan, _ = cat.Resolve([]string{"probe:cpu"}, nil)
+	if n := plan.SetWhereKnown("concurrency", "1"); n != 0 {
+		t.Errorf("cpu has no concurrency, set on %d", n)
+	}
+}
