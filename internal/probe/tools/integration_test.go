@@ -263,3 +263,11 @@ func TestRedisSweepReal(t *testing.T) {
 		t.Errorf("notes %q", env.Notes)
 	}
 }
+
+// seqwr for less time than the files take to write leaves them short;
+// the read tests after it (this iteration's and the next's) still run.
+func TestSysbenchFileIOSeqwrThenRead(t *testing.T) {
+	testenv.Short(t) // writes 3 GiB
+	testenv.RequireTool(t, "sysbench")
+	runReal(t, newSysbenchFileIO(), probe.Params{"mode": "seqwr,seqrd", "size": "3GiB", "files": "2", "duration": "1s"}, 2)
+}
