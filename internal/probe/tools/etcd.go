@@ -90,7 +90,10 @@ func (*Etcd) Defaults(quick bool) probe.Params {
 	if quick {
 		p["value_sizes"], p["duration"] = "256", "1s"
 	}
-	return withPlacement(p)
+	// The client is perflab itself: only the server can be pinned.
+	p = withPlacement(p)
+	delete(p, "client_cpus")
+	return p
 }
 
 func (e *Etcd) parse(p probe.Params) (etcdConfig, error) {
@@ -176,7 +179,7 @@ func (e *Etcd) Setup(ctx context.Context, env *probe.Env) error {
 		return err
 	}
 	env.ToolVersion = e.version
-	env.Notes = append(env.Notes, placementNote(c.pl),
+	env.Notes = append(env.Notes, placementNote(c.pl)+" (the client is perflab itself)",
 		"client: perflab over etcd's JSON/HTTP gateway (numbers compare with perflab's etcd runs, not with etcd's gRPC benchmark tool)")
 	if err := e.startLocal(ctx, env, e.path, c.pl.server); err != nil {
 		return err
