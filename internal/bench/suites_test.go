@@ -131,10 +131,23 @@ func TestBaselineRowsMatchSuite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("row %q: %v", r.Seed, err)
 		}
+		// A row's patterns may name its fallback's metrics too.
+		if r.Fallback != "" {
+			fb, _ := cat.Probe(r.Fallback)
+			fms, err := fb.Metrics(fb.Defaults(it.Quick).Merge(it.FallbackParams))
+			if err != nil {
+				t.Fatalf("row %q fallback: %v", r.Seed, err)
+			}
+			ms = append(ms, fms...)
+		}
 		for _, pat := range r.Metrics {
 			matched := false
 			for _, m := range ms {
-				if rank, ok := b.RowRank(r.Probe, m.Name); ok && rank/1000 == i && (pat == m.Name || strings.HasSuffix(pat, "*") && strings.HasPrefix(m.Name, strings.TrimSuffix(pat, "*"))) {
+				rank, ok := b.RowRank(r.Probe, m.Name)
+				if !ok && r.Fallback != "" {
+					rank, ok = b.RowRank(r.Fallback, m.Name)
+				}
+				if ok && rank/1000 == i && (pat == m.Name || strings.HasSuffix(pat, "*") && strings.HasPrefix(m.Name, strings.TrimSuffix(pat, "*"))) {
 					matched = true
 					if rank < prev {
 						t.Errorf("row %q metric %s ranks %d, before the previous row's %d", r.Seed, m.Name, rank, prev)
