@@ -61,12 +61,16 @@ func CurveNotes(r *run.Run) []string {
 		pk := pts[peak]
 		note := fmt.Sprintf("curve %s: peak %s %s at %g %s", name, num(pk.s.Median), unit, pk.x, xunit)
 		fell := false
-		for _, p := range pts[peak+1:] {
+		var noisy *point
+		for i, p := range pts[peak+1:] {
 			drop := 1 - p.s.Median/pk.s.Median
 			if drop <= 0.10 {
 				continue
 			}
 			if p.s.HasCI && pk.s.HasCI && p.s.Hi >= pk.s.Lo {
+				if noisy == nil {
+					noisy = &pts[peak+1+i]
+				}
 				continue
 			}
 			note += fmt.Sprintf("; falls to %s %s (−%.0f%%) at %g %s", num(p.s.Median), unit, 100*drop, p.x, xunit)
@@ -75,6 +79,9 @@ func CurveNotes(r *run.Run) []string {
 		}
 		switch {
 		case fell:
+		case noisy != nil:
+			note += fmt.Sprintf("; %.0f%% lower at %g %s, but within the runs' spread (the 95%% CIs overlap): not a fall yet",
+				100*(1-noisy.s.Median/pk.s.Median), noisy.x, xunit)
 		case peak == len(pts)-1:
 			note += " (the highest level measured: no fall yet)"
 		default:

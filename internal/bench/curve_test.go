@@ -56,7 +56,7 @@ func TestCurveNotesNoFall(t *testing.T) {
 func TestCurveNotesOverlapIsNoFall(t *testing.T) {
 	wide := []float64{20000, 25000, 30000, 35000, 40000, 46000, 47000, 48000}
 	n := CurveNotes(sweepRun([]float64{20, 100}, [][]float64{rep(45000, 8), wide}))
-	if len(n) != 1 || strings.Contains(n[0], "falls") {
+	if len(n) != 1 || strings.Contains(n[0], "falls") || !strings.Contains(n[0], "within the runs' spread") {
 		t.Errorf("notes %q", n)
 	}
 }
