@@ -7,21 +7,30 @@
 #
 # ROUNDS (default 3) alternates tool and probe that many times per check and
 # reports the median of each side (STAT=best: the best round of each side,
-# the fairer choice on a host that other work keeps busy). CHECKs: cpu membw copy sched syscall tcp
-# udp disk (default: all). Environment: PERFLAB (binary, default: perflab on
+# the fairer choice on a host that other work keeps busy). CHECKs: cpu membw copy stream sched syscall tcp
+# udp disk dd (default: all). Environment: PERFLAB (binary, default: perflab on
 # PATH, else go run ./cmd/perflab), DIR (disk test directory, default
 # /var/tmp), QUIET=1 waits before each measurement until the host has been
 # at least 90% idle for 2 s (for at most QUIET_MAX seconds, default 120),
 # because a busy host moves both sides by different amounts.
 #
 # Run from the repository root. Needs: go, sysbench, mbw, perf, qperf,
-# sockperf, fio, python3 (JSON).
+# sockperf, fio, gcc with libgomp (stream), coreutils dd, python3 (JSON).
+#
+# stream: STREAM_C=/path/to/stream.c (John McCalpin's stream.c 5.10; this
+# script downloads nothing) is compiled with gcc -O2, once plain (1 thread)
+# and once with -fopenmp (all threads, OMP_PROC_BIND=true; OMP_WAIT_POLICY=
+# passive, since threads spinning at the barrier on a shared host measured
+# 2-8 GB/s instead of 25), with the array
+# size perflab's memory.stream chose by STREAM's rule (4x the last-level
+# cache; STREAM_ELEMS overrides). Without STREAM_C the check is skipped with
+# a message.
 # Servers (qperf, sockperf) listen on 127.0.0.1 only and are stopped on exit.
 set -euo pipefail
 
 ROUNDS=${1:-3}
 shift || true
-CHECKS=${*:-cpu membw copy sched syscall tcp udp disk}
+CHECKS=${*:-cpu membw copy stream sched syscall tcp udp disk dd}
 DIR=${DIR:-/var/tmp}
 work=$(mktemp -d)
 pids=()
@@ -118,6 +127,77 @@ for c in $CHECKS; do
 		compare "memory copy t1 (mbw)" GB/s hi \
 			"mbw -q -n 10 -t0 128 | awk '/^AVG/{for(i=1;i<=NF;i++) if(\$i==\"Copy:\") print \$(i+1) * 1.048576e-3}'" \
 			"probe memory.bandwidth copy.t1 --param ops=copy --param threads=1 --param size=256MiB"
+		;;
+	stream)
+		if [[ -z ${STREAM_C:-} || ! -r ${STREAM_C:-} ]]; then
+			echo "# stream: skipped: set STREAM_C to the path of McCalpin's stream.c (not downloaded by this script)" >&2
+			continue
+		fi
+		# STREAM's rule, as memory.stream applies it: each array >= 4x the
+		# last-level cache(s), at least STREAM's default 10 million elements.
+		if [[ -z ${STREAM_ELEMS:-} ]]; then
+			llc=$(python3 -c "
+import glob
+seen = {}
+for d in glob.glob('/sys/devices/system/cpu/cpu[0-9]*/cache/index[0-9]*'):
+    r = lambda f: open(d + '/' + f).read().strip()
+    try:
+        if r('type') == 'Instruction': continue
+        lvl, size, shared = int(r('level')), r('size'), r('shared_cpu_list')
+    except OSError: continue
+    m = {'K': 1024, 'M': 1 << 20, 'G': 1 << 30}.get(size[-1], 1)
+    seen[(lvl, shared)] = int(size.rstrip('KMG')) * m
+top = max((k[0] for k in seen), default=0)
+print(sum(v for k, v in seen.items() if k[0] == top))")
+			STREAM_ELEMS=$(((4 * llc + 4095) / 4096 * 4096 / 8))
+			((STREAM_ELEMS >= 10000384)) || STREAM_ELEMS=10000384 # 10 million, in whole pages
+		fi
+		gcc -O2 -DSTREAM_ARRAY_SIZE="$STREAM_ELEMS" -mcmodel=medium "$STREAM_C" -o "$work/stream"
+		gcc -O2 -fopenmp -DSTREAM_ARRAY_SIZE="$STREAM_ELEMS" -mcmodel=medium "$STREAM_C" -o "$work/stream_omp"
+		# gcc -O2 turns Copy's loop into a call to glibc's memcpy (loop
+		# distribution); this build keeps the loop, as perflab's Copy is.
+		gcc -O2 -fno-tree-loop-distribute-patterns -DSTREAM_ARRAY_SIZE="$STREAM_ELEMS" -mcmodel=medium "$STREAM_C" -o "$work/stream_loop"
+		n=$(nproc)
+		# One perflab run measures all four kernels at 1 and n threads, and
+		# one stream.c run prints all four, so each round runs each side
+		# once and every kernel is read from it. Both sides report STREAM's
+		# "best rate": stream.c the best of its passes, perflab each
+		# iteration's best pass; over the rounds (and perflab's iterations)
+		# the best is kept (STAT does not apply), which is what a busy host
+		# disturbs least.
+		declare -A best
+		keep() { awk -v a="${best[$1]:-0}" -v b="$2" 'BEGIN{print (b > a ? b : a)}'; }
+		for ((i = 0; i < ROUNDS; i++)); do
+			wait_quiet
+			out1=$("$work/stream")
+			outn=$(OMP_NUM_THREADS=$n OMP_PROC_BIND=true OMP_WAIT_POLICY=passive "$work/stream_omp")
+			outl=$("$work/stream_loop")
+			rl=$(awk '$1 == "Copy:" {print $2 / 1000}' <<<"$outl")
+			best[rlcopy]=$(keep rlcopy "$rl")
+			js=$("$PERFLAB" bench probe:memory.stream --no-store --min-runs 4 --max-runs 4 --budget 60s --format json \
+				--param threads=1,$n --param array_size=$((STREAM_ELEMS * 8)) 2>/dev/null)
+			for k in Copy Scale Add Triad; do
+				lk=$(echo "$k" | tr A-Z a-z)
+				# STREAM prints "Copy:  20297.8 ..." in MB/s (1e6 bytes).
+				r1=$(awk -v k="$k:" '$1 == k {print $2 / 1000}' <<<"$out1")
+				rn=$(awk -v k="$k:" '$1 == k {print $2 / 1000}' <<<"$outn")
+				p1=$(python3 -c "import json,sys; print(next(m['max'] for r in json.loads(sys.argv[1]) for m in r['metrics'] if m['name'] == sys.argv[2]))" "$js" "$lk.t1")
+				pn=$(python3 -c "import json,sys; print(next(m['max'] for r in json.loads(sys.argv[1]) for m in r['metrics'] if m['name'] == sys.argv[2]))" "$js" "$lk.t$n")
+				printf '# stream %s round %d: stream.c t1 %s perflab t1 %s | stream.c OpenMP t%d %s perflab t%d %s\n' "$lk" "$((i + 1))" "$r1" "$p1" "$n" "$rn" "$n" "$pn" >&2
+				best[r1$lk]=$(keep "r1$lk" "$r1")
+				best[p1$lk]=$(keep "p1$lk" "$p1")
+				best[rn$lk]=$(keep "rn$lk" "$rn")
+				best[pn$lk]=$(keep "pn$lk" "$pn")
+			done
+		done
+		printf '%-28s %12.4g %12.4g %-8s %6.3f\n' "stream copy t1 (-O2, loop kept)" "${best[rlcopy]}" "${best[p1copy]}" GB/s \
+			"$(awk -v a="${best[p1copy]}" -v b="${best[rlcopy]}" 'BEGIN{print a / b}')"
+		for lk in copy scale add triad; do
+			printf '%-28s %12.4g %12.4g %-8s %6.3f\n' "stream $lk t1 (stream.c -O2)" "${best[r1$lk]}" "${best[p1$lk]}" GB/s \
+				"$(awk -v a="${best[p1$lk]}" -v b="${best[r1$lk]}" 'BEGIN{print a / b}')"
+			printf '%-28s %12.4g %12.4g %-8s %6.3f\n' "stream $lk t$n (stream.c OpenMP)" "${best[rn$lk]}" "${best[pn$lk]}" GB/s \
+				"$(awk -v a="${best[pn$lk]}" -v b="${best[rn$lk]}" 'BEGIN{print a / b}')"
+		done
 		;;
 	sched)
 		# perf's usecs/op is one round trip = two wake-ups.

@@ -517,6 +517,7 @@ func recordEnv(r *run.Run, env *probe.Env) {
 		r.Tool = filepath.Base(env.Command[0])
 	}
 	r.Notes = append(r.Notes, env.Notes...)
+	r.Notes = append(r.Notes, CurveNotes(r)...)
 }
 
 func ncpu(cpus []int) int {

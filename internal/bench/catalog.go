@@ -56,6 +56,19 @@ type Plan struct {
 	Notes []string // suite entries skipped or replaced by a fallback, and why
 }
 
+// SetWhereKnown sets a parameter on every planned probe that has it (as
+// --concurrency does for the server probes) and returns how many it set.
+func (p *Plan) SetWhereKnown(key, value string) int {
+	n := 0
+	for i := range p.Items {
+		if _, ok := p.Items[i].Probe.Defaults(false)[key]; ok {
+			p.Items[i].Params[key] = value
+			n++
+		}
+	}
+	return n
+}
+
 // Resolve turns names (suites or probes; a suite wins where a name is both,
 // and "probe:NAME" or "suite:NAME" says which is meant) and --param values
 // into a plan. A param "key=value" applies to every
@@ -89,6 +102,9 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 				if ok {
 					plan.Items = append(plan.Items, it)
 				}
+			}
+			if n := PeerNote(s); n != "" {
+				plan.Notes = append(plan.Notes, n)
 			}
 			continue
 		}
@@ -333,4 +349,23 @@ func (p *Plan) SetParam(key, value string) bool {
 		}
 	}
 	return used
+}
+
+// PeerNote says which of a suite's entries stand in on loopback for rows
+// that the reference measured between two hosts ("" when none do).
+// Running them against a second host (--peer) is the two-hosts issue's;
+// until then the note keeps a loopback number from passing for a network
+// one.
+func PeerNote(s Suite) string {
+	var names []string
+	for _, it := range s.Items {
+		if it.NeedsPeer {
+			names = append(names, it.Probe)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "needs a second host: " + strings.Join(names, ", ") + " measure loopback here; the reference rows " +
+		"(packet rate, bandwidth, one-way and ping latency) were measured between two hosts"
 }

@@ -26,6 +26,10 @@ type SuiteItem struct {
 	// Measures names the row of the reference table (seed 004: a VM and a
 	// container of the same hardware compared) that the entry reproduces.
 	Measures string
+	// NeedsPeer marks an entry whose reference row was measured between
+	// two hosts (network rows): without a second host it measures
+	// loopback, and the plan says so.
+	NeedsPeer bool
 }
 
 // Suite is a named list of probes.
@@ -33,6 +37,10 @@ type Suite struct {
 	Name  string
 	Doc   string
 	Items []SuiteItem
+	// Rows is the reference table the suite reproduces (baseline: seed
+	// 004's), in the table's order; compare lists a suite's metrics in
+	// this order (RowRank).
+	Rows []Row
 }
 
 // Suites are the builtin suites, in the order `bench list` shows them.
@@ -49,6 +57,7 @@ var Suites = []Suite{
 		Items: []SuiteItem{
 			{Probe: "cpu", Quick: true, Budget: 7 * time.Second, MaxRuns: 30, Measures: "integer CPU throughput"},
 			{Probe: "memory.bandwidth", Quick: true, Budget: 9 * time.Second, MaxRuns: 30, Measures: "memory bandwidth"},
+			{Probe: "memory.stream", Quick: true, Budget: 7 * time.Second, MaxRuns: 20, Measures: "STREAM Copy/Scale/Add/Triad"},
 			{Probe: "memory.latency", Quick: true, Budget: 8 * time.Second, MaxRuns: 30, Measures: "memory latency curve"},
 			{Probe: "memory.pagefault", Quick: true, Budget: 5 * time.Second, MaxRuns: 30, Measures: "page-fault cost"},
 			{Probe: "sched.wakeup", Quick: true, Budget: 6 * time.Second, MaxRuns: 30, Measures: "scheduler wake-up latency"},
@@ -61,30 +70,38 @@ var Suites = []Suite{
 	},
 	{
 		Name: "baseline",
-		Doc: "The pre-production baseline of seed 004 (about 10-12 minutes): CPU, scheduler latency at 1/2/4 threads, " +
-			"memory bandwidth and latency, file I/O, network, and the application benchmarks (nginx, MySQL, " +
-			"Redis) where their tools are installed. Standard tools are preferred; the builtin probe runs where " +
-			"the tool is missing, and the run says which.",
+		Doc: "Seed 004's pre-production baseline table, row by row (about 13 minutes): sysbench prime at 1/2/4 " +
+			"threads, scheduler wake-up latency at 1/2/4 threads, STREAM Copy/Scale/Add/Triad, memory latency, " +
+			"sysbench memory and fileio, dd, packet rate, bandwidth, one-way and ping latency, nginx short and " +
+			"keep-alive, MySQL, Redis SET/GET and etcd. Standard tools are preferred; the builtin probe runs where " +
+			"the tool is missing, and the run says which. The network rows measure loopback here: the seed " +
+			"measured between two hosts.",
 		Items: []SuiteItem{
 			{Probe: "sysbench.cpu", Fallback: "cpu", Params: probe.Params{"threads": "1,2,4"}, FallbackParams: probe.Params{"threads": "1,2,4"},
 				Budget: 60 * time.Second, Measures: "sysbench prime, 1/2/4 threads"},
 			{Probe: "sched.wakeup", Params: probe.Params{"pairs": "1,2,4"}, Budget: 60 * time.Second, Measures: "CPU scheduling latency, 1/2/4 threads"},
 			{Probe: "sched.ctxswitch", Budget: 30 * time.Second, Measures: "context-switch cost"},
 			{Probe: "syscall", Budget: 20 * time.Second, Measures: "system-call cost"},
-			{Probe: "memory.bandwidth", Params: probe.Params{"threads": "1"}, Budget: 45 * time.Second,
-				Measures: "memory bandwidth (STREAM), single thread"},
+			{Probe: "memory.stream", Budget: 45 * time.Second, Measures: "memory bandwidth (STREAM Copy/Scale/Add/Triad), 1 thread and all"},
+			{Probe: "memory.bandwidth", Params: probe.Params{"threads": "1"}, Budget: 30 * time.Second,
+				Measures: "memory read/write/copy bandwidth, single thread"},
 			{Probe: "sysbench.memory", Budget: 30 * time.Second, Measures: "sysbench memory, sequential and random read/write"},
 			{Probe: "memory.latency", Budget: 45 * time.Second, Measures: "memory latency (mlc)"},
 			{Probe: "memory.pagefault", Budget: 20 * time.Second, Measures: "page-fault cost"},
 			{Probe: "sysbench.fileio", Fallback: "disk", Budget: 60 * time.Second, Measures: "sysbench file I/O: sequential and random read/write, IOPS"},
 			{Probe: "fio", Budget: 45 * time.Second, Measures: "fio: sequential and random read/write, IOPS"},
-			{Probe: "iperf3", Fallback: "net.tcp", Budget: 40 * time.Second, Measures: "network bandwidth"},
-			{Probe: "sockperf", Fallback: "net.udp", Budget: 40 * time.Second, Measures: "packet rate and latency"},
-			{Probe: "qperf", Budget: 30 * time.Second, Measures: "one-way latency"},
+			{Probe: "dd", Budget: 45 * time.Second, Measures: "dd sequential write (conv=fdatasync, oflag=direct) and read"},
+			{Probe: "iperf3", Fallback: "net.tcp", Budget: 40 * time.Second, Measures: "network bandwidth", NeedsPeer: true},
+			{Probe: "sockperf", Fallback: "net.udp", Budget: 40 * time.Second, Measures: "packet rate and latency", NeedsPeer: true},
+			{Probe: "qperf", Budget: 30 * time.Second, Measures: "one-way latency", NeedsPeer: true},
+			{Probe: "net.tcp", Params: probe.Params{"tests": "latency"}, Budget: 20 * time.Second,
+				Measures: "ping latency stand-in (1-byte TCP round trip / 2)", NeedsPeer: true},
 			{Probe: "wrk.nginx", Budget: 45 * time.Second, Measures: "nginx QPS, short and keep-alive connections"},
 			{Probe: "sysbench.oltp_point_select", Budget: 60 * time.Second, Measures: "MySQL OLTP transactions"},
 			{Probe: "redis-benchmark", Budget: 30 * time.Second, Measures: "Redis SET/GET per second"},
+			{Probe: "etcd", Quick: true, Budget: 45 * time.Second, Measures: "etcd put/range/txn/watch"},
 		},
+		Rows: seed004Rows,
 	},
 	{
 		Name: "cpu",
@@ -123,6 +140,7 @@ var Suites = []Suite{
 			{Probe: "disk", Budget: 60 * time.Second, Measures: "filesystem I/O"},
 			{Probe: "sysbench.fileio", Budget: 60 * time.Second, Measures: "sysbench fileio"},
 			{Probe: "fio", Budget: 60 * time.Second, Measures: "fio with O_DIRECT"},
+			{Probe: "dd", Budget: 45 * time.Second, Measures: "dd: write with conv=fdatasync and oflag=direct, read past and from the page cache"},
 		},
 	},
 	{
@@ -145,6 +163,15 @@ var Suites = []Suite{
 		Name:  "kv",
 		Doc:   "Redis ping/set/get per second with redis-benchmark from two client processes (needs redis-server and redis-tools).",
 		Items: []SuiteItem{{Probe: "redis-benchmark", Budget: 45 * time.Second, Measures: "Redis SET/GET per second"}},
+	},
+	{
+		Name: "etcd",
+		Doc: "etcd put (sequential and random keys), range (linearizable and serializable), txn and watch latency " +
+			"against a private etcd, then etcdctl check perf's 60-second pass/fail (needs etcd-server and etcd-client).",
+		Items: []SuiteItem{
+			{Probe: "etcd", Budget: 90 * time.Second, Measures: "etcd put/range/txn/watch ops/s and latency"},
+			{Probe: "etcd.check-perf", Budget: 150 * time.Second, MaxRuns: 2, Measures: "etcdctl check perf pass/fail"},
+		},
 	},
 	{
 		Name:  "db",

@@ -95,3 +95,110 @@ func TestBaselineIsAboutTenMinutes(t *testing.T) {
 		t.Errorf("baseline budgets add up to %s", total)
 	}
 }
+
+// Every row of seed 004's table that perflab measures names a probe of the
+// baseline suite (or its fallback), and each of its metric patterns
+// matches a metric that probe declares with the suite's parameters; rank
+// follows the table's order.
+func TestBaselineRowsMatchSuite(t *testing.T) {
+	cat := bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+	b, _ := bench.SuiteByName("baseline")
+	items := map[string]bench.SuiteItem{}
+	for _, it := range b.Items {
+		items[it.Probe] = it
+		if it.Fallback != "" {
+			items[it.Fallback] = it
+		}
+	}
+	prev := -1
+	for i, r := range b.Rows {
+		if r.Probe == "" {
+			if r.Note == "" {
+				t.Errorf("row %q measures nothing and does not say why", r.Seed)
+			}
+			continue
+		}
+		it, ok := items[r.Probe]
+		if !ok {
+			t.Errorf("row %q: probe %s is not in the baseline suite", r.Seed, r.Probe)
+			continue
+		}
+		p, ok := cat.Probe(r.Probe)
+		if !ok {
+			t.Fatalf("row %q: no probe %s", r.Seed, r.Probe)
+		}
+		ms, err := p.Metrics(p.Defaults(it.Quick).Merge(it.Params))
+		if err != nil {
+			t.Fatalf("row %q: %v", r.Seed, err)
+		}
+		// A row's patterns may name its fallback's metrics too.
+		if r.Fallback != "" {
+			fb, _ := cat.Probe(r.Fallback)
+			fms, err := fb.Metrics(fb.Defaults(it.Quick).Merge(it.FallbackParams))
+			if err != nil {
+				t.Fatalf("row %q fallback: %v", r.Seed, err)
+			}
+			ms = append(ms, fms...)
+		}
+		for _, pat := range r.Metrics {
+			matched := false
+			for _, m := range ms {
+				rank, ok := b.RowRank(r.Probe, m.Name)
+				if !ok && r.Fallback != "" {
+					rank, ok = b.RowRank(r.Fallback, m.Name)
+				}
+				if ok && rank/1000 == i && (pat == m.Name || strings.HasSuffix(pat, "*") && strings.HasPrefix(m.Name, strings.TrimSuffix(pat, "*"))) {
+					matched = true
+					if rank < prev {
+						t.Errorf("row %q metric %s ranks %d, before the previous row's %d", r.Seed, m.Name, rank, prev)
+					}
+				}
+			}
+			if !matched {
+				t.Errorf("row %q: pattern %q matches no metric of %s", r.Seed, pat, r.Probe)
+			}
+		}
+		prev = i * 1000
+		if r.NeedsPeer != it.NeedsPeer {
+			t.Errorf("row %q and its suite entry disagree on needing a second host", r.Seed)
+		}
+	}
+	// Within a row the listed metrics come first, in the table's order.
+	a, _ := bench.RowRank("baseline", "memory.stream", "copy.t1")
+	z, _ := bench.RowRank("baseline", "memory.stream", "triad.t1")
+	rest, _ := bench.RowRank("baseline", "memory.stream", "triad.t2")
+	if !(a < z && z < rest) {
+		t.Errorf("stream ranks copy %d, triad %d, triad.t2 %d", a, z, rest)
+	}
+	if _, ok := bench.RowRank("quick", "memory.stream", "copy.t1"); ok {
+		t.Error("quick has no reference table")
+	}
+	if n := bench.PeerNote(b); !strings.Contains(n, "iperf3") || !strings.Contains(n, "second host") {
+		t.Errorf("peer note %q", n)
+	}
+}
+
+// --concurrency reaches the server probes of a suite and nothing else.
+func TestSetWhereKnownConcurrency(t *testing.T) {
+	cat := bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+	plan, err := cat.Resolve([]string{"probe:cpu", "probe:etcd"}, nil)
+	if err != nil {
+		testenv.Unavailable(t, "etcd not installed: %v", err)
+	}
+	if n := plan.SetWhereKnown("concurrency", "1,20,100"); n != 1 {
+		t.Errorf("set on %d probes, want 1 (etcd)", n)
+	}
+	for _, it := range plan.Items {
+		_, has := it.Params["concurrency"]
+		if has != (it.Probe.Name() == "etcd") {
+			t.Errorf("%s: concurrency set = %v", it.Probe.Name(), has)
+		}
+	}
+	if err := bench.Validate(plan.Items, bench.Options{}); err != nil {
+		t.Errorf("validate: %v", err)
+	}
+	plan, _ = cat.Resolve([]string{"probe:cpu"}, nil)
+	if n := plan.SetWhereKnown("concurrency", "1"); n != 0 {
+		t.Errorf("cpu has no concurrency, set on %d", n)
+	}
+}

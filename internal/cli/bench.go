@@ -39,6 +39,7 @@ type benchFlags struct {
 	noStore, noNoiseCheck    bool
 	repeat, blocks           int
 	states                   []string
+	concurrency              string
 }
 
 // benchFlagNames words bench.Options fields as the flags that set them.
@@ -82,6 +83,8 @@ under LABEL/NAME with their block.`,
   perflab bench memory.latency --cpus 1 --param max=64MiB
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
+  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
+  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
   perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
@@ -110,6 +113,7 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
 	fl.BoolVar(&f.noStore, "no-store", false, "print the results without storing the runs")
 	fl.BoolVar(&f.noNoiseCheck, "no-noise-check", false, "skip the host-noise and host-drift readings before and after each probe (docs/bench.md)")
+	fl.StringVar(&f.concurrency, "concurrency", "", "measure the server probes at each of these client counts: 1,20,100 or 1-128 (doubling) or 20-100/20; reports the peak and where throughput falls")
 	fl.IntVar(&f.repeat, "repeat", 1, "measure every probe this many times, round-robin over the probes (runs are the unit compare decides on)")
 	fl.StringArrayVar(&f.states, "state", nil, "NAME='CMD': a state of an interleaved A/B; give two or more (docs/statistics.md)")
 	fl.IntVar(&f.blocks, "blocks", 10, "with --state: at most this many blocks (stops earlier when every effect is within ±precision)")
@@ -190,6 +194,10 @@ func (f *benchFlags) plan(args []string, changed func(string) bool) (*bench.Plan
 	}
 	if err := applyPlacement(plan, "client_cpus", "--client-cpus", f.clientCPUs); err != nil {
 		return nil, err
+	}
+	if f.concurrency != "" && plan.SetWhereKnown("concurrency", f.concurrency) == 0 {
+		return nil, clierr.Usagef("it applies to sysbench.oltp_point_select, redis-benchmark, wrk.nginx and etcd (suites db, kv, web, etcd)",
+			"--concurrency: none of the selected probes runs a server")
 	}
 	for i := range plan.Items {
 		if changed("budget") {

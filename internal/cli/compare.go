@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
@@ -73,7 +74,7 @@ func runCompare(ctx context.Context, e *env, f *compareFlags, args []string) err
 	if err != nil {
 		return sideErr(err)
 	}
-	opt := compare.Options{Alpha: f.alpha, Margin: f.margin}
+	opt := compare.Options{Alpha: f.alpha, Margin: f.margin, RowRank: bench.RowRank}
 	if !f.noHistory {
 		opt.History = src.History(ctx, sides)
 	}

@@ -131,7 +131,7 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 			return fmt.Errorf("%w: %s", ErrNothingInCommon, strings.Join(desc, "; "))
 		}
 	}
-	sort.SliceStable(c.Metrics, func(i, j int) bool { return lessRow(c.Metrics[i], c.Metrics[j]) })
+	sort.SliceStable(c.Metrics, func(i, j int) bool { return lessRanked(c.Metrics[i], c.Metrics[j], opt.RowRank) })
 	// A side's noise floor must not be measured with the other sides'
 	// runs: the history from the store holds them too, and their spread
 	// is the very difference under test.
@@ -177,6 +177,22 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 		}
 	}
 	return nil
+}
+
+// lessRanked is lessRow within a suite except that metrics rank(suite,
+// probe, metric) places come first, in rank order.
+func lessRanked(a, b MetricRow, rank func(suite, probe, metric string) (int, bool)) bool {
+	if rank != nil && a.Suite == b.Suite {
+		ra, oka := rank(a.Suite, a.Probe, a.Metric)
+		rb, okb := rank(b.Suite, b.Probe, b.Metric)
+		switch {
+		case oka && okb && ra != rb:
+			return ra < rb
+		case oka != okb:
+			return oka
+		}
+	}
+	return lessRow(a, b)
 }
 
 // lessRow orders by suite, probe, series position, then name, so that a

@@ -566,3 +566,33 @@ func TestCausesOnlyFromSettingsInTheirDirection(t *testing.T) {
 		t.Errorf("conditions %v, want the node's memory", conds)
 	}
 }
+
+// The baseline's rows come in the seed-004 table's order.
+func TestLessRankedFollowsTableOrder(t *testing.T) {
+	rank := func(suite, probe, metric string) (int, bool) {
+		if suite != "baseline" {
+			return 0, false
+		}
+		switch probe + "/" + metric {
+		case "sched.wakeup/mean.pairs1":
+			return 1000, true
+		case "sysbench.cpu/events_per_sec.t1":
+			return 2000, true
+		}
+		return 0, false
+	}
+	row := func(suite, probe, metric string) MetricRow {
+		return MetricRow{Key: Key{Suite: suite, Probe: probe, Metric: metric}}
+	}
+	cpu, wake, extra := row("baseline", "sysbench.cpu", "events_per_sec.t1"), row("baseline", "sched.wakeup", "mean.pairs1"), row("baseline", "a.probe", "x")
+	if !lessRanked(wake, cpu, rank) || lessRanked(cpu, wake, rank) {
+		t.Error("the table's order (wake-up before prime) is not followed")
+	}
+	if !lessRanked(cpu, extra, rank) {
+		t.Error("a ranked metric must come before an unranked one")
+	}
+	// Without ranks: alphabetical by probe, as before.
+	if !lessRanked(extra, cpu, nil) || lessRanked(cpu, extra, nil) {
+		t.Error("default order changed")
+	}
+}

@@ -23,6 +23,10 @@ type Options struct {
 	// store, used only to measure the A/A noise floor: the run-to-run
 	// spread of repeated runs of one probe on one host.
 	History []*run.Run
+	// RowRank, when set, orders a suite's metrics by the suite's reference
+	// table (bench.RowRank: seed 004's row order for baseline); metrics it
+	// does not rank follow in the default order.
+	RowRank func(suite, probe, metric string) (int, bool)
 }
 
 func (o Options) withDefaults() Options {

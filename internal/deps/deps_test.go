@@ -49,7 +49,7 @@ func TestInstallCommand(t *testing.T) {
 	if got := strings.Join(InstallCommand("dnf", ForSuite("kv")), " "); got != "dnf install -y redis" {
 		t.Errorf("dnf kv: %s", got)
 	}
-	if got := strings.Join(InstallCommand("zypper", ForSuite("disk")), " "); got != "zypper --non-interactive install sysbench fio" {
+	if got := strings.Join(InstallCommand("zypper", ForSuite("disk")), " "); got != "zypper --non-interactive install sysbench fio coreutils" {
 		t.Errorf("zypper disk: %s", got)
 	}
 }

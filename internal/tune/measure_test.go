@@ -2,8 +2,8 @@ package tune
 
 import (
 	"context"
-	"path/filepath"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"

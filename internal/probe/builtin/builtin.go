@@ -30,6 +30,7 @@ func All() []probe.Probe {
 	return []probe.Probe{
 		&CPU{},
 		&MemBandwidth{},
+		&Stream{},
 		&MemLatency{},
 		&PageFault{},
 		&SchedWakeup{},

@@ -20,6 +20,7 @@ import (
 var tiny = map[string]probe.Params{
 	"cpu":              {"max_prime": "2000", "threads": "1,2", "duration": "20ms"},
 	"memory.bandwidth": {"size": "4MiB", "threads": "1,2", "duration": "10ms"},
+	"memory.stream":    {"array_size": "4MiB", "threads": "1,2", "passes": "3"},
 	"memory.latency":   {"min": "16KiB", "max": "4MiB", "duration": "5ms", "hugepages": "false"},
 	"memory.pagefault": {"size": "8MiB", "duration": "5ms"},
 	"sched.wakeup":     {"pairs": "1,2", "duration": "20ms"},
@@ -144,7 +145,12 @@ func TestCancellation(t *testing.T) {
 			for k, v := range tiny[p.Name()] {
 				over[k] = v
 			}
-			over["duration"] = "30s" // every probe would run for minutes
+			// Every probe would run for minutes: by time, or (STREAM) by passes.
+			if _, ok := p.Defaults(false)["duration"]; ok {
+				over["duration"] = "30s"
+			} else {
+				over["passes"] = "1000"
+			}
 			env := newEnv(t, p, over)
 			before := openFDs(t)
 			if err := p.Setup(context.Background(), env); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,18 @@ func runServerReal(t *testing.T, p probe.Probe, params probe.Params, iterations 
 	return env, got
 }
 
-func runRealPorts(t *testing.T, p probe.Probe, params probe.Params, iterations int) (*probe.Env, []map[string]float64, map[string]bool) {
+// runServerRealAllowZero is runServerReal where the metrics zeroOK may be 0
+// (a pass/fail verdict).
+func runServerRealAllowZero(t *testing.T, p probe.Probe, params probe.Params, iterations int, zeroOK ...string) (*probe.Env, []map[string]float64) {
+	t.Helper()
+	env, got, ports := runRealPorts(t, p, params, iterations, zeroOK...)
+	if len(ports) == 0 {
+		t.Errorf("%s: no listening port of its server was seen during the run", p.Name())
+	}
+	return env, got
+}
+
+func runRealPorts(t *testing.T, p probe.Probe, params probe.Params, iterations int, zeroOK ...string) (*probe.Env, []map[string]float64, map[string]bool) {
 	t.Helper()
 	dir := t.TempDir()
 	env := &probe.Env{Params: p.Defaults(true).Merge(params), Dir: dir, NCPU: 2, Log: io.Discard}
@@ -70,7 +82,7 @@ func runRealPorts(t *testing.T, p probe.Probe, params probe.Params, iterations i
 		}
 		for _, m := range ms {
 			x, ok := v[m.Name]
-			if !ok || math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			if !ok || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || x == 0 && !slices.Contains(zeroOK, m.Name) {
 				t.Errorf("%s iteration %d: %s = %v (present %v)", p.Name(), i, m.Name, x, ok)
 			}
 		}
@@ -183,4 +195,79 @@ func TestSockperfReal(t *testing.T) {
 func TestStressNGReal(t *testing.T) {
 	testenv.RequireTool(t, "stress-ng")
 	runReal(t, &StressNG{}, probe.Params{"stressors": "cpu,switch"}, 1)
+}
+
+// dd through the page cache and around it: the cached read is served from
+// memory and the direct write is not, so they differ (a real device, or
+// even a loaded VM's virtual disk, is far slower than memory).
+func TestDDReal(t *testing.T) {
+	testenv.RequireTool(t, "dd")
+	_, got := runReal(t, &DD{}, probe.Params{"count": "32"}, 2)
+	for _, v := range got {
+		if v["read_cached.mb_per_sec"] <= v["write_direct.mb_per_sec"] {
+			t.Logf("cached read %v ≤ direct write %v MB/s (possible on a loaded host)", v["read_cached.mb_per_sec"], v["write_direct.mb_per_sec"])
+		}
+	}
+	// Reads alone lay the file out first.
+	runReal(t, &DD{}, probe.Params{"count": "8", "tests": "read"}, 1)
+}
+
+func TestEtcdReal(t *testing.T) {
+	testenv.RequireTool(t, "etcd")
+	env, got := runServerReal(t, &Etcd{}, probe.Params{"duration": "300ms", "clients": "4", "keyspace": "50", "value_sizes": "64,1024"}, 2)
+	for _, v := range got {
+		if v["put_seq.v64.p99"] < v["put_seq.v64.p50"] {
+			t.Errorf("p99 %v < p50 %v", v["put_seq.v64.p99"], v["put_seq.v64.p50"])
+		}
+	}
+	if !strings.HasSuffix(env.Command[0], "etcd") {
+		t.Errorf("command %q", env.Command)
+	}
+}
+
+func TestEtcdCheckPerfReal(t *testing.T) {
+	testenv.Short(t) // 60 s
+	testenv.RequireTool(t, "etcd")
+	testenv.RequireTool(t, "etcdctl")
+	_, got := runServerRealAllowZero(t, &EtcdCheckPerf{}, nil, 1, "pass")
+	if len(got) == 1 && got[0]["throughput"] <= 0 {
+		t.Errorf("throughput %v", got[0]["throughput"])
+	}
+}
+
+// A sweep measures every level against one server and returns the curve:
+// one value per metric and level, the level in the name.
+func TestOLTPSweepReal(t *testing.T) {
+	testenv.RequireTool(t, "sysbench")
+	if _, ok := lookPath("mariadbd", "mysqld"); !ok {
+		testenv.Unavailable(t, "mariadbd not installed (scripts/test installs mariadb-server)")
+	}
+	_, got := runServerReal(t, &OLTP{}, probe.Params{"concurrency": "1,20,100", "table_size": "1000", "duration": "1s"}, 1)
+	for _, v := range got {
+		for _, l := range []string{"c1", "c20", "c100"} {
+			if v["tps."+l] < 50 {
+				t.Errorf("tps.%s = %v", l, v["tps."+l])
+			}
+		}
+	}
+}
+
+func TestRedisSweepReal(t *testing.T) {
+	testenv.RequireTool(t, "redis-benchmark")
+	testenv.RequireTool(t, "redis-server")
+	env, got := runServerReal(t, &Redis{}, probe.Params{"requests": "20000", "tests": "set,get", "concurrency": "1,20"}, 1)
+	if len(got) == 1 && (got[0]["set.requests_per_sec.c1"] <= 0 || got[0]["get.requests_per_sec.c20"] <= 0) {
+		t.Errorf("curve %v", got[0])
+	}
+	if !strings.Contains(strings.Join(env.Notes, "\n"), "one redis-benchmark process") {
+		t.Errorf("notes %q", env.Notes)
+	}
+}
+
+// seqwr for less time than the files take to write leaves them short;
+// the read tests after it (this iteration's and the next's) still run.
+func TestSysbenchFileIOSeqwrThenRead(t *testing.T) {
+	testenv.Short(t) // writes 3 GiB
+	testenv.RequireTool(t, "sysbench")
+	runReal(t, newSysbenchFileIO(), probe.Params{"mode": "seqwr,seqrd", "size": "3GiB", "files": "2", "duration": "1s"}, 2)
 }

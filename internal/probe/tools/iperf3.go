@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/probe"
@@ -105,12 +106,26 @@ func (i *Iperf3) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 			argv = append(argv, "-u", "-b", "0", "-l", strconv.Itoa(i.udpLen))
 		}
 		recordCommand(env, argv)
-		gctx, cancel := i.srv.guard(ctx)
-		res, err := runTool(gctx, invocation{tool: "iperf3", argv: argv, dir: i.dir, cpus: i.pl.client, timeout: toolTimeout(i.dur)})
-		cancel()
-		// iperf3 -J reports its errors inside the JSON, sometimes with
-		// exit status 0, so parse first.
-		r, perr := ParseIperf3(res.stdout)
+		var res result
+		var err error
+		var r *Iperf3Result
+		var perr error
+		// The server runs one test at a time and finishes the previous
+		// one a moment after its client has exited; on a loaded host the
+		// next client can arrive first and is told "the server is busy".
+		// That is a retry, not a failure (for up to 5 s).
+		for busyUntil := time.Now().Add(5 * time.Second); ; {
+			gctx, cancel := i.srv.guard(ctx)
+			res, err = runTool(gctx, invocation{tool: "iperf3", argv: argv, dir: i.dir, cpus: i.pl.client, timeout: toolTimeout(i.dur)})
+			cancel()
+			// iperf3 -J reports its errors inside the JSON, sometimes with
+			// exit status 0, so parse first.
+			r, perr = ParseIperf3(res.stdout)
+			if perr == nil || !strings.Contains(perr.Error(), "server is busy") || time.Now().After(busyUntil) || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		if perr != nil {
 			if serr := i.srv.failed(perr); serr != perr {
 				return nil, serr

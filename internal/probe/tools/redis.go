@@ -26,6 +26,7 @@ type Redis struct {
 	clients, processes    int
 	requests              int
 	pl                    placement
+	levels                []int // concurrency sweep (sweep.go)
 
 	privateServer
 }
@@ -44,7 +45,7 @@ func (*Redis) Doc() string {
 
 func (*Redis) Defaults(quick bool) probe.Params {
 	p := probe.Params{"tests": "ping,set,get", "pipeline": "16", "value_size": "1000", "clients": "50",
-		"processes": "2", "requests": "200000"}
+		"processes": "2", "requests": "200000", sweepKey: ""}
 	if quick {
 		p["requests"] = "50000"
 	}
@@ -75,6 +76,9 @@ func (r *Redis) parse(p probe.Params) error {
 	if r.requests, err = intParam(n, p, "requests", 200000, 1000, 1_000_000_000); err != nil {
 		return err
 	}
+	if r.levels, err = sweepParam(n, p); err != nil {
+		return err
+	}
 	r.pl, err = placementParams(n, p)
 	return err
 }
@@ -100,7 +104,7 @@ func (r *Redis) Metrics(p probe.Params) ([]run.Metric, error) {
 	for _, t := range redisMetricTests(r.tests) {
 		ms = append(ms, run.Metric{Name: t + ".requests_per_sec", Unit: "req/s", Better: run.Higher})
 	}
-	return ms, nil
+	return sweepMetrics(ms, r.levels, "connections"), nil
 }
 
 func (r *Redis) Available() error {
@@ -175,6 +179,18 @@ func redisPing(addr string, port int) func(context.Context) error {
 }
 
 func (r *Redis) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
+	if len(r.levels) > 0 && r.processes > 1 {
+		// A level is the number of connections to the server: one
+		// redis-benchmark process opens them all.
+		addNote(&env.Notes, fmt.Sprintf("concurrency sweep: one redis-benchmark process with -c LEVEL (not %d processes)", r.processes))
+		r.processes = 1
+	}
+	return sweepIterate(ctx, r.levels, func(l int) { r.clients = l }, func(ctx context.Context) (map[string]float64, error) {
+		return r.once(ctx, env)
+	})
+}
+
+func (r *Redis) once(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	argv := []string{r.benchPath, "-h", r.serverAddr(), "-p", strconv.Itoa(r.port), "-t", strings.Join(r.tests, ","),
 		"-P", strconv.Itoa(r.pipeline), "-d", strconv.Itoa(r.valueSize), "-c", strconv.Itoa(r.clients),
 		"-n", strconv.Itoa(r.requests), "--csv"}

@@ -135,6 +135,16 @@ func (f *SysbenchFileIO) Iterate(ctx context.Context, env *probe.Env) (map[strin
 		if err != nil {
 			return nil, err
 		}
+		// seqwr truncates the files and writes for the test's duration
+		// only: on a disk slower than size/duration the files are left
+		// short, and the next read test refuses them ("Size of file …
+		// but at least … is expected"). Lay them out again.
+		if mode == "seqwr" {
+			argv := f.sb.argv("fileio", 1, 0, f.opts(), "prepare")
+			if _, err := runTool(ctx, invocation{tool: "sysbench", argv: argv, dir: f.dir, timeout: 10 * time.Minute}); err != nil {
+				return nil, err
+			}
+		}
 		// A metric is MODE.KEY, KEY the parser's name for the value.
 		for _, m := range fileioMetrics(mode) {
 			key := m.Name[len(mode)+1:]

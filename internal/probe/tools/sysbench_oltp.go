@@ -16,6 +16,7 @@ type OLTP struct {
 	sb        sysbench
 	db        *mariadb
 	threads   int
+	levels    []int // concurrency sweep (sweep.go); nil: threads alone
 	tables    int
 	tableSize int
 	dur       time.Duration
@@ -33,7 +34,7 @@ func (*OLTP) Doc() string {
 }
 
 func (*OLTP) Defaults(quick bool) probe.Params {
-	p := probe.Params{"threads": "100", "tables": "1", "table_size": "10000", "duration": "2s"}
+	p := probe.Params{"threads": "100", "tables": "1", "table_size": "10000", "duration": "2s", sweepKey: ""}
 	if quick {
 		p["duration"] = "1s"
 	}
@@ -58,6 +59,9 @@ func (o *OLTP) parse(p probe.Params) error {
 	if o.dur, err = runDuration(n, p, 2*time.Second); err != nil {
 		return err
 	}
+	if o.levels, err = sweepParam(n, p); err != nil {
+		return err
+	}
 	o.pl, err = placementParams(n, p)
 	return err
 }
@@ -66,10 +70,10 @@ func (o *OLTP) Metrics(p probe.Params) ([]run.Metric, error) {
 	if err := o.parse(p); err != nil {
 		return nil, err
 	}
-	return []run.Metric{
+	return sweepMetrics([]run.Metric{
 		{Name: "tps", Unit: "transactions/s", Better: run.Higher},
 		{Name: "latency_p95", Unit: "ms", Better: run.Lower},
-	}, nil
+	}, o.levels, "threads"), nil
 }
 
 func (o *OLTP) Available() error {
@@ -94,7 +98,11 @@ func (o *OLTP) Setup(ctx context.Context, env *probe.Env) error {
 	env.ToolVersion = o.sb.version
 	addNote(&env.Notes, placementNote(o.pl))
 	var err error
-	o.db, err = startMariaDB(ctx, env, env.Dir, o.pl.server, o.threads+50)
+	maxConns := o.threads
+	if len(o.levels) > 0 {
+		maxConns = o.levels[len(o.levels)-1]
+	}
+	o.db, err = startMariaDB(ctx, env, env.Dir, o.pl.server, maxConns+50)
 	if err != nil {
 		return err
 	}
@@ -107,6 +115,12 @@ func (o *OLTP) Setup(ctx context.Context, env *probe.Env) error {
 }
 
 func (o *OLTP) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
+	return sweepIterate(ctx, o.levels, func(l int) { o.threads = l }, func(ctx context.Context) (map[string]float64, error) {
+		return o.once(ctx, env)
+	})
+}
+
+func (o *OLTP) once(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	argv := append([]string{o.sb.path, "oltp_point_select"}, o.db.sysbenchArgs()...)
 	argv = append(argv, "--tables="+strconv.Itoa(o.tables), "--table-size="+strconv.Itoa(o.tableSize),
 		"--threads="+strconv.Itoa(o.threads), "--time="+secondsArg(o.dur), "run")

@@ -20,6 +20,7 @@ import (
 // keep-alive connections ("long connections") and with a new connection
 // per request ("short connections"), the two nginx rows of seed 004.
 type Wrk struct {
+	levels             []int // concurrency sweep (sweep.go)
 	wrkPath, nginxPath string
 	wrkVersion         string
 	nginxVersion       string
@@ -45,7 +46,7 @@ func (*Wrk) Doc() string {
 
 func (*Wrk) Defaults(quick bool) probe.Params {
 	p := probe.Params{"modes": "keepalive,short", "connections": "100", "threads": "2", "workers": "0",
-		"body_size": "612", "duration": "2s"}
+		"body_size": "612", "duration": "2s", sweepKey: ""}
 	if quick {
 		p["duration"] = "1s"
 	}
@@ -79,6 +80,9 @@ func (w *Wrk) parse(p probe.Params) error {
 	if w.dur, err = runDuration(n, p, 2*time.Second); err != nil {
 		return err
 	}
+	if w.levels, err = sweepParam(n, p); err != nil {
+		return err
+	}
 	w.pl, err = placementParams(n, p)
 	return err
 }
@@ -93,7 +97,7 @@ func (w *Wrk) Metrics(p probe.Params) ([]run.Metric, error) {
 			run.Metric{Name: m + ".requests_per_sec", Unit: "req/s", Better: run.Higher},
 			run.Metric{Name: m + ".latency_p99", Unit: "ms", Better: run.Lower})
 	}
-	return ms, nil
+	return sweepMetrics(ms, w.levels, "connections"), nil
 }
 
 func (w *Wrk) Available() error {
@@ -197,6 +201,17 @@ func (w *Wrk) url() string {
 }
 
 func (w *Wrk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
+	threads := w.threads
+	defer func() { w.threads = threads }()
+	return sweepIterate(ctx, w.levels, func(l int) {
+		// wrk needs a connection per thread at least.
+		w.conns, w.threads = l, min(threads, l)
+	}, func(ctx context.Context) (map[string]float64, error) {
+		return w.once(ctx, env)
+	})
+}
+
+func (w *Wrk) once(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	out := map[string]float64{}
 	for _, mode := range w.modes {
 		argv := []string{w.wrkPath, "-t", strconv.Itoa(w.threads), "-c", strconv.Itoa(w.conns), "-d", secondsArg(w.dur) + "s", "--latency"}
