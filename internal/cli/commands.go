@@ -19,5 +19,6 @@ func commands(e *env) []*cobra.Command {
 		newIrqCmd(e),
 		newExporterCmd(e),
 		newDepsCmd(e),
+		newServeCmd(e),
 	}
 }
