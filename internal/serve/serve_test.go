@@ -94,15 +94,15 @@ func TestBadQueries(t *testing.T) {
 	st := openRO(t, smallStore(t))
 	h := New(st, Config{Listen: "127.0.0.1:0"}).Handler()
 	for _, u := range []string{
-		"/?x=1",                         // unknown parameter
-		"/runs?per=100000",              // over the page limit
-		"/runs?page=-1",                 // negative
-		"/runs?host=a&host=b",           // repeated
+		"/?x=1",               // unknown parameter
+		"/runs?per=100000",    // over the page limit
+		"/runs?page=-1",       // negative
+		"/runs?host=a&host=b", // repeated
 		"/history?probe=cpu&from=yesterday",
 		"/history?probe=cpu&from=2026-11-02&to=2026-11-01",
-		"/history?probe=%zz",            // malformed escape
-		"/history?probe=a%00b",          // control character
-		"/history?probe=%ff",            // invalid UTF-8
+		"/history?probe=%zz",   // malformed escape
+		"/history?probe=a%00b", // control character
+		"/history?probe=%ff",   // invalid UTF-8
 		"/history?probe=" + strings.Repeat("a", 600),
 		"/compare?s=a&s=b&s=c&s=d&s=e&s=f&s=g&s=h&s=i",
 		"/compare?s=%3Cscript%3E&s=x",
