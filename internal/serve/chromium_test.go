@@ -62,7 +62,7 @@ func htmlAttr(t *testing.T, dom, name string) string {
 // flameDir holds a real folded profile (Go's, from the flame renderer's
 // fixtures) and a copy edited so that runtime.mallocgc costs half as
 // much: the "before" of a differential graph.
-func flameDir(t *testing.T) string {
+func flameDir(t testing.TB) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", "flame", "render", "testdata", "go.folded"))
 	if err != nil {
