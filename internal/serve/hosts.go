@@ -77,11 +77,8 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 	for _, h := range hs {
 		row := hostRow{HostSummary: h, Drift: []drift{}}
 		if h.Snapshot != "" {
-			snap, err := s.st.Snapshot(ctx, h.Snapshot)
-			if err == nil {
-				row.Summary = summarize(snap)
-				sum := audit.Summarize(audit.Run(snap, w))
-				row.Findings, row.Worst = sum.FailBySeverity, sum.Worst
+			if a, ok := s.snapAudit(ctx, h.Snapshot, w); ok {
+				row.Summary, row.Findings, row.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
 			}
 		}
 		for _, ph := range phs {
@@ -126,19 +123,18 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 		return nil, err
 	}
 	m := latest.Metrics[0]
-	runs, err := s.st.RunsPage(ctx, store.Page{Filter: store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1},
-		From: latest.Started.Add(-driftWindow)})
+	runs, err := s.st.MetricRuns(ctx, store.Page{Filter: store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1},
+		From: latest.Started.Add(-driftWindow)}, m.Name)
 	if err != nil {
 		return nil, err
 	}
+	want := paramKey(latest.Params, latest.CPUs)
 	var meds []float64
 	for _, r := range runs {
-		if r.ID == latest.ID || !r.Complete || paramKey(r) != paramKey(latest) {
+		if r.ID == latest.ID || !r.Complete || paramKey(r.Params, r.CPUs) != want || len(r.Values) == 0 {
 			continue
 		}
-		if vs := r.Values(m.Name); len(vs) > 0 {
-			meds = append(meds, stats.Median(vs))
-		}
+		meds = append(meds, stats.Median(r.Values))
 	}
 	if len(meds) < 2 {
 		return nil, nil
@@ -154,11 +150,45 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 
 // paramKey is a run's parameters and placement, which separate different
 // measurements of one probe (as compare and history keep them apart).
-func paramKey(r *run.Run) string {
-	kv := make([]string, 0, len(r.Params)+1)
-	for k, v := range r.Params {
+func paramKey(params map[string]string, cpus string) string {
+	kv := make([]string, 0, len(params))
+	for k, v := range params {
 		kv = append(kv, k+"="+v)
 	}
 	sort.Strings(kv)
-	return r.CPUs + "|" + strings.Join(kv, " ")
+	return cpus + "|" + strings.Join(kv, " ")
+}
+
+// audited is a snapshot's summary and audit for one workload.
+type audited struct {
+	summary *snapSummary
+	sum     audit.Summary
+}
+
+// maxAuditCache bounds the cache of audited snapshots.
+const maxAuditCache = 1024
+
+// snapAudit audits a stored snapshot, once per snapshot and workload: a
+// stored snapshot never changes (its id is written once), so the result
+// stays true for as long as the server runs.
+func (s *Server) snapAudit(ctx context.Context, id string, w *audit.Workload) (audited, bool) {
+	key := id + "\x00" + w.Name
+	s.mu.Lock()
+	a, ok := s.audits[key]
+	s.mu.Unlock()
+	if ok {
+		return a, true
+	}
+	snap, err := s.st.Snapshot(ctx, id)
+	if err != nil {
+		return a, false
+	}
+	a = audited{summary: summarize(snap), sum: audit.Summarize(audit.Run(snap, w))}
+	s.mu.Lock()
+	if len(s.audits) >= maxAuditCache {
+		clear(s.audits)
+	}
+	s.audits[key] = a
+	s.mu.Unlock()
+	return a, true
 }

@@ -27,6 +27,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/store"
@@ -50,6 +51,9 @@ type Server struct {
 	cfg Config
 	st  *store.Store
 	log *log.Logger
+
+	mu     sync.Mutex
+	audits map[string]audited // by snapshot id and workload
 }
 
 // New returns a server over st. st is only read, except by /import when
@@ -58,7 +62,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	return &Server{cfg: cfg, st: st, log: log.New(cfg.Log, "", log.LstdFlags|log.LUTC)}
+	return &Server{cfg: cfg, st: st, log: log.New(cfg.Log, "", log.LstdFlags|log.LUTC), audits: map[string]audited{}}
 }
 
 // CheckListen refuses what would expose the store without authentication:

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -226,4 +227,102 @@ func (s *Store) ProbeHosts(ctx context.Context) ([]ProbeHost, error) {
 		}
 	}
 	return out, nil
+}
+
+// MetricRun is one run's samples of one metric, with what tells
+// measurements apart (parameters and placement) but without the rest of
+// its document.
+type MetricRun struct {
+	ID       string
+	Started  time.Time
+	Complete bool
+	Params   map[string]string
+	CPUs     string
+	Values   []float64
+}
+
+// MetricRuns returns the runs of p (newest first) with their samples of
+// metric only: a fraction of RunsPage's cost, for summaries over many runs.
+func (s *Store) MetricRuns(ctx context.Context, p Page, metric string) ([]MetricRun, error) {
+	where, args := s.pageWhere(p)
+	lim := fmt.Sprintf(` LIMIT %d OFFSET %d`, max(p.Limit, 1), max(p.Offset, 0))
+	order := ` ORDER BY started DESC, ` + s.d.byteOrder("id")
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, started, complete, doc FROM runs`+where+order+lim), args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []MetricRun
+	idx := map[string]int{}
+	for rows.Next() {
+		var r MetricRun
+		var at int64
+		var complete int
+		var doc string
+		if err := rows.Scan(&r.ID, &at, &complete, &doc); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if err := runHead(doc, &r); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("run %s: stored document is corrupt: %w", r.ID, err)
+		}
+		r.Started, r.Complete = time.Unix(0, at).UTC(), complete != 0
+		idx[r.ID] = len(out)
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	q := `SELECT s.run_id, s.value FROM samples s JOIN (SELECT id FROM runs` + where + order + lim +
+		`) r ON s.run_id = r.id WHERE s.metric = ? ORDER BY s.iteration`
+	rows, err = s.db.QueryContext(ctx, s.q(q), append(args, metric)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var v float64
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
+		}
+		if i, ok := idx[id]; ok {
+			out[i].Values = append(out[i].Values, v)
+		}
+	}
+	return out, rows.Err()
+}
+
+// runHead reads params and cpus from a stored run document without
+// decoding the rest: the document is run.Run as encoding/json writes it,
+// whose small fields come before metrics, samples and the monitor series,
+// so reading stops at "metrics". A document in another order is read to
+// its end, which is slower but as correct.
+func runHead(doc string, r *MetricRun) error {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case "params":
+			err = dec.Decode(&r.Params)
+		case "cpus":
+			err = dec.Decode(&r.CPUs)
+		case "metrics":
+			return nil
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
