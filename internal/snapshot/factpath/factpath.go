@@ -20,8 +20,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/snapshot"
 )
