@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"net/url"
@@ -46,6 +47,33 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 		return &result{View: "compare", Title: "perflab: compare", Nav: navForm,
 			Data: map[string]any{"sides": names, "labels": labels, "hosts": hs, "note": "choose two or more sides"}}, nil
 	}
+	key, err := s.compareKey(ctx, names, probe, noHistory)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.comparison(ctx, key, names, probe, noHistory)
+	if err != nil {
+		return nil, err
+	}
+	return &result{View: "compare", Title: "perflab compare: " + strings.Join(names, " vs "), Nav: navForm, Data: c,
+		JSON: func(w io.Writer) error { return report.JSON(w, c) },
+		HTML: func(w io.Writer) error { return report.HTML(w, c) }}, nil
+}
+
+// maxCompareCache bounds the cache of comparisons.
+const maxCompareCache = 64
+
+// comparison computes the comparison of the sides, or returns the one
+// computed before for the same key: the same runs on every side and in
+// the history, which never change once stored (a run id is written once;
+// a deleted or added run changes the key).
+func (s *Server) comparison(ctx context.Context, key string, names []string, probe string, noHistory bool) (*compare.Comparison, error) {
+	s.mu.Lock()
+	c, ok := s.compares[key]
+	s.mu.Unlock()
+	if ok {
+		return c, nil
+	}
 	sides := make([]compare.Side, 0, len(names))
 	for _, n := range names {
 		sd, err := s.side(ctx, n, probe)
@@ -55,18 +83,90 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 		sides = append(sides, sd)
 	}
 	opt := compare.Options{}
+	var err error
 	if !noHistory {
 		if opt.History, err = s.historyOf(ctx, sides); err != nil {
 			return nil, err
 		}
 	}
-	c, err := compare.Compare(sides, opt)
+	c, err = compare.Compare(sides, opt)
 	if err != nil {
 		return nil, badf("%v", err)
 	}
-	return &result{View: "compare", Title: "perflab compare: " + strings.Join(names, " vs "), Nav: navForm, Data: c,
-		JSON: func(w io.Writer) error { return report.JSON(w, c) },
-		HTML: func(w io.Writer) error { return report.HTML(w, c) }}, nil
+	s.mu.Lock()
+	if len(s.compares) >= maxCompareCache {
+		clear(s.compares)
+	}
+	s.compares[key] = c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// compareKey names a selection by the ids of the runs it resolves to, on
+// each side and in the noise history, read from the index without loading
+// any run but one named by id.
+func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %q %v", names, probe, noHistory)
+	seen := map[[2]string]bool{}
+	var keys [][2]string
+	note := func(r store.RunRef) {
+		b.WriteString(" " + r.ID)
+		if k := [2]string{r.Probe, r.Host}; !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	for _, n := range names {
+		b.WriteString(" |")
+		refs, err := s.sideRefs(ctx, n, probe)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range refs {
+			note(r)
+		}
+	}
+	if !noHistory {
+		b.WriteString(" |")
+		for _, k := range keys {
+			refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Probe: k[0], Host: k[1], Limit: historyRuns}})
+			if err != nil {
+				return "", err
+			}
+			for _, r := range refs {
+				b.WriteString(" " + r.ID)
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+// sideRefs is the runs side() resolves name to, as list entries.
+func (s *Server) sideRefs(ctx context.Context, name, probe string) ([]store.RunRef, error) {
+	if host, ok := strings.CutPrefix(name, "host:"); ok {
+		phs, err := s.st.ProbeHosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var out []store.RunRef
+		for _, ph := range phs {
+			if ph.Host == host && (probe == "" || ph.Probe == probe) {
+				out = append(out, store.RunRef{ID: ph.Newest, Probe: ph.Probe, Host: ph.Host})
+			}
+		}
+		return out, nil
+	}
+	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: 1 << 30}})
+	if err != nil || len(refs) > 0 {
+		return refs, err
+	}
+	sd, err := s.side(ctx, name, probe)
+	if err != nil {
+		return nil, err
+	}
+	r := sd.Runs[0]
+	return []store.RunRef{{ID: r.ID, Probe: r.Probe, Host: r.Host}}, nil
 }
 
 // Side resolves one side from the store as 'perflab compare' resolves an

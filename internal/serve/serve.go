@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/store"
 )
 
@@ -52,8 +53,9 @@ type Server struct {
 	st  *store.Store
 	log *log.Logger
 
-	mu     sync.Mutex
-	audits map[string]audited // by snapshot id and workload
+	mu       sync.Mutex
+	audits   map[string]audited             // by snapshot id and workload
+	compares map[string]*compare.Comparison // by compareKey
 }
 
 // New returns a server over st. st is only read, except by /import when
@@ -62,7 +64,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	return &Server{cfg: cfg, st: st, log: log.New(cfg.Log, "", log.LstdFlags|log.LUTC), audits: map[string]audited{}}
+	return &Server{cfg: cfg, st: st, log: log.New(cfg.Log, "", log.LstdFlags|log.LUTC), audits: map[string]audited{}, compares: map[string]*compare.Comparison{}}
 }
 
 // CheckListen refuses what would expose the store without authentication:
