@@ -31,8 +31,7 @@ func chromiumDOM(t *testing.T, url, shot string) string {
 		"--user-data-dir=" + filepath.Join(dir, "profile"), "--run-all-compositor-stages-before-draw",
 		"--virtual-time-budget=5000"}
 	if shot != "" {
-		args = append(args, "--window-size=1280,900", "--hide-scrollbars", "--screenshot="+shot, url)
-		runChromium(t, bin, args)
+		runChromium(t, bin, append(args[:len(args):len(args)], "--window-size=1100,760", "--hide-scrollbars", "--screenshot="+shot, url))
 	}
 	return runChromium(t, bin, append(args[:len(args):len(args)], "--dump-dom", url))
 }
