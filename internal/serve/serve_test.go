@@ -1,13 +1,18 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/store"
 )
 
 func get(t *testing.T, h http.Handler, url string, hdr ...string) (int, string) {
@@ -185,5 +190,66 @@ func getJSON(t *testing.T, h http.Handler, url string, v any) {
 	}
 	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatalf("%s: %v", url, err)
+	}
+}
+
+// A metric only one side has is a row of its own, not dropped.
+func TestCompareKeepsOneSidedMetrics(t *testing.T) {
+	st := openRO(t, smallStore(t))
+	h := New(st, Config{Listen: "127.0.0.1:0"}).Handler()
+	var c struct {
+		Metrics []struct {
+			Probe string            `json:"probe"`
+			Sides []json.RawMessage `json:"sides"`
+		} `json:"metrics"`
+	}
+	getJSON(t, h, "/compare?s=host:node01&s=host:node02&probe=cpu&format=json", &c)
+	cpuOnly := len(c.Metrics)
+	var one runsDoc
+	getJSON(t, h, "/runs?host=node02&probe=cpu&per=1&format=json", &one)
+	getJSON(t, h, "/compare?s=host:node01&s="+one.Runs[0].ID+"&format=json", &c) // all probes vs one cpu run
+	oneSided := 0
+	for _, m := range c.Metrics {
+		if m.Probe == "syscall" && len(m.Sides) == 2 && string(m.Sides[1]) == "null" {
+			oneSided++
+		}
+	}
+	if oneSided == 0 || len(c.Metrics) <= cpuOnly {
+		t.Errorf("%d metrics (cpu alone %d), %d syscall rows with the second side empty", len(c.Metrics), cpuOnly, oneSided)
+	}
+}
+
+func TestImport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "perflab.db")
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := New(st, Config{Listen: "127.0.0.1:0", Token: "tok", AllowImport: true}).Handler()
+	body, err := os.ReadFile(filepath.Join("testdata", "real-runs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(auth string, b []byte) (int, string) {
+		req := httptest.NewRequest("POST", "/import", bytes.NewReader(b))
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	if code, _ := post("", body); code != http.StatusUnauthorized {
+		t.Errorf("import without the token: %d", code)
+	}
+	if code, out := post("tok", body); code != 200 || !strings.Contains(out, `"stored": 6`) {
+		t.Errorf("import: %d %s", code, out)
+	}
+	if code, out := post("tok", body); code != 200 || !strings.Contains(out, `"already_stored": 6`) {
+		t.Errorf("second import: %d %s", code, out)
+	}
+	if code, _ := post("tok", []byte("{not json")); code != http.StatusBadRequest {
+		t.Errorf("garbage import: %d", code)
 	}
 }
