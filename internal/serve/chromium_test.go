@@ -130,7 +130,9 @@ func TestViewsInChromium(t *testing.T) {
 			if shots != "" {
 				shot = filepath.Join(shots, "serve-"+v.name+".png")
 			}
+			reqs.mu.Lock()
 			before := len(reqs.paths)
+			reqs.mu.Unlock()
 			dom := chromiumDOM(t, srv.URL+v.url, shot)
 			if errs := htmlAttr(t, dom, "data-errors"); errs != "" {
 				t.Errorf("page errors: %s", errs)
