@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -16,6 +17,8 @@ const (
 	maxPageRuns   = 500  // runs in one list page
 	maxSeriesRuns = 300  // runs per series in the history view
 	maxBodyBytes  = 32 << 20
+	// requestTimeout bounds the work of one request.
+	requestTimeout = 20 * time.Second
 )
 
 // tokenCookie carries the token for a browser after it opened a URL with
@@ -82,7 +85,11 @@ func (s *Server) limited(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-		next.ServeHTTP(w, r)
+		// The store queries stop at this deadline (503), before the
+		// server's write timeout would cut the response anyway.
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
