@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/serve"
@@ -56,6 +57,20 @@ func TestServeCompareEqualsCompareJSON(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", url[:len("/compare?format=")]+"html"+url[len("/compare?format=json"):], nil))
 		if gotHTML, _ := io.ReadAll(rec.Result().Body); string(gotHTML) != wantHTML {
 			t.Errorf("%v: the console's HTML export differs from compare --format html", sel)
+		}
+	}
+}
+
+// Listening beyond loopback without a token is refused with one line and
+// exit code 2, before any store is opened.
+func TestServeRefusesOpenListen(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--listen", "0.0.0.0:0", "--db", "/nonexistent/x.db"},
+		{"serve", "--listen", "127.0.0.1:0", "--allow-import", "--db", "/nonexistent/x.db"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--token") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
 }
