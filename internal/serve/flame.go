@@ -86,7 +86,7 @@ func (s *Server) flameView(ctx context.Context, q url.Values) (*result, error) {
 		d.Top = diff.Table(raw, flameTop)
 		tree = flamerender.Build(diff.Join(before, after, diff.Options{Normalize: true}), false, false)
 		opt.Title = d.Base + " → " + d.File
-		res.Nav += topTable(d.Top)
+		res.Tail = `<h2 class="pl-sel">Top changes (percentage points of all samples)</h2>` + topTable(d.Top)
 	}
 	d.Total = float64(after.Total())
 	res.Title = "perflab flame: " + opt.Title

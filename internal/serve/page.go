@@ -39,8 +39,9 @@ type result struct {
 	// generic page (the comparison uses the report package's renderers).
 	JSON func(w io.Writer) error
 	HTML func(w io.Writer) error
-	// Nav is the selection form shown above a page written by HTML.
-	Nav string
+	// Nav is the selection form shown above a page written by HTML, Tail
+	// what follows its content (the flame diff's top-changes table).
+	Nav, Tail string
 }
 
 // viewFunc computes a view from its query; it reads the query through
@@ -172,6 +173,9 @@ func (s *Server) page(w io.Writer, res *result, chrome bool, u *url.URL) error {
 		if chrome {
 			doc = strings.Replace(doc, "</head>", navCSS+"</head>", 1)
 			doc = strings.Replace(doc, "<body>", "<body>\n"+nav(res.View)+res.Nav+exportLinks(u), 1)
+			if i := strings.LastIndex(doc, "</body>"); i >= 0 && res.Tail != "" {
+				doc = doc[:i] + res.Tail + doc[i:]
+			}
 		}
 		_, err := io.WriteString(w, doc)
 		return err
