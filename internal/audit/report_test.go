@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/internal/snapshot"
-	"github.com/perflab/perflab/internal/termfmt"
 )
 
 func sampleReport(t *testing.T) *Report {
@@ -50,89 +48,6 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-func TestWriteText(t *testing.T) {
-	r := sampleReport(t)
-	var b bytes.Buffer
-	if err := r.WriteText(&b, TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if strings.Contains(out, "\x1b[") {
-		t.Error("colour written with the style off")
-	}
-	hi, lo := strings.Index(out, "HIGH (1)"), strings.Index(out, "LOW (1)")
-	if hi < 0 || lo < 0 || hi > lo {
-		t.Errorf("severity groups missing or out of order:\n%s", out)
-	}
-	for _, want := range []string{"madvise → expected always", "fix       echo always >", "revert    echo madvise",
-		"seed 000: 16000 to 28300 TPS", "ERRORS (1)", "KERNEL-X: could not decide",
-		"2 failed (1 high, 1 low), 1 passed, 1 not applicable, 1 errors; 5 rules", "from host.json", "workload jvm"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q:\n%s", want, out)
-		}
-	}
-	// A multi-line fix keeps one command per line, aligned under the text.
-	if !strings.Contains(out, "sysctl -w kernel.kptr_restrict=0\n              sysctl -w x=1") {
-		t.Errorf("multi-line fix not kept:\n%s", out)
-	}
-	if strings.Contains(out, "CPU-SMT") || strings.Contains(out, "bare metal") {
-		t.Error("pass and na rules listed without --verbose")
-	}
-
-	b.Reset()
-	_ = r.WriteText(&b, TextOptions{Verbose: true, Style: termfmt.Style{On: true}})
-	out = b.String()
-	if !strings.Contains(out, "CPU-SMT") || !strings.Contains(out, "bare metal") || !strings.Contains(out, "\x1b[31m") {
-		t.Errorf("verbose coloured text lacks pass/na rows or colour:\n%s", out)
-	}
-}
-
-func TestWrap(t *testing.T) {
-	long := strings.Repeat("word ", 40)
-	for _, l := range wrap(long, 30) {
-		if visibleLen(l) > 30 {
-			t.Errorf("line %q longer than 30", l)
-		}
-	}
-	if got := wrap("/a/very/long/path/that/cannot/break", 20); len(got) != 1 {
-		t.Errorf("an unbreakable word was split: %q", got)
-	}
-	if n := visibleLen("\x1b[31mred\x1b[0m"); n != 3 {
-		t.Errorf("visibleLen with ANSI = %d", n)
-	}
-}
-
-func TestWriteMarkdown(t *testing.T) {
-	r := sampleReport(t)
-	var b bytes.Buffer
-	if err := r.WriteMarkdown(&b, false); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	rows := 0
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "| fail") || strings.HasPrefix(l, "| error") {
-			rows++
-			// 7 columns: 8 unescaped pipes.
-			if n := strings.Count(l, "|") - strings.Count(l, `\|`); n != 8 {
-				t.Errorf("row has %d cell separators: %s", n, l)
-			}
-		}
-		if strings.HasPrefix(l, "| pass") {
-			t.Error("passing row without verbose")
-		}
-	}
-	if rows != 3 {
-		t.Errorf("%d rows, want 2 fails and 1 error:\n%s", rows, out)
-	}
-	if !strings.Contains(out, "`sysctl -w kernel.kptr_restrict=0`<br>`sysctl -w x=1`") {
-		t.Errorf("multi-line fix not rendered as code spans:\n%s", out)
-	}
-	if !strings.Contains(out, "**2 failed**") || !strings.Contains(out, "### Why") {
-		t.Errorf("summary or why section missing:\n%s", out)
-	}
-}
-
 func TestWriteJSON(t *testing.T) {
 	r := sampleReport(t)
 	var b bytes.Buffer
@@ -159,19 +74,6 @@ func TestWriteJSON(t *testing.T) {
 	f := back["findings"].([]any)[0].(map[string]any)
 	if f["severity"] != "high" || f["status"] != "fail" {
 		t.Errorf("severity and status must be words: %v", f)
-	}
-}
-
-// A fix longer than the terminal stays on one line: a wrapped command
-// breaks when pasted.
-func TestTextKeepsLongCommandsWhole(t *testing.T) {
-	r := sampleReport(t)
-	long := "for f in /sys/devices/system/cpu/cpu[0-9]*/cpufreq/energy_performance_preference; do echo performance > \"$f\"; done"
-	r.Findings[0].Fix = long
-	var b bytes.Buffer
-	_ = r.WriteText(&b, TextOptions{Width: 60})
-	if !strings.Contains(b.String(), long+"\n") {
-		t.Errorf("long fix wrapped:\n%s", b.String())
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perflab/perflab/internal/numfmt"
 )
 
 // Memory management rules: transparent huge pages, reclaim and writeback,
@@ -217,7 +219,7 @@ func checkDirty(ctx *Context, ratioName, bytesName string) Result {
 		}
 		ram := float64(s.Memory.TotalKiB) * 1024
 		pct := 100 * float64(n) / ram
-		obs := fmt.Sprintf("%s = %s (%.1f%% of %s RAM)", bytesName, humanBytes(float64(n)), pct, humanBytes(ram))
+		obs := fmt.Sprintf("%s = %s (%.1f%% of %s RAM)", bytesName, numfmt.Bytes(n), pct, numfmt.Bytes(int64(ram)))
 		if e.Matches(strconv.FormatFloat(pct, 'f', 2, 64)) {
 			return passResult(obs, e.String()+" % of RAM")
 		}
@@ -229,20 +231,6 @@ func checkDirty(ctx *Context, ratioName, bytesName string) Result {
 		return failResult(obs, e.String()+" % of RAM", Change{Kind: KindSysctl, Target: bytesName, Value: want, Current: b})
 	}
 	return checkSysctl(ctx, ratioName, ratioName)
-}
-
-// humanBytes renders a byte count with a binary unit.
-func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f B", b)
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
 }
 
 func checkNUMABalancing(ctx *Context) Result {

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 
-	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
 	"golang.org/x/sys/unix"
 )
@@ -48,7 +47,7 @@ func CheckCPUs(cpus []int) error {
 	}
 	for _, c := range cpus {
 		if c >= len(allowed)*64 || !allowed.IsSet(c) {
-			return clierr.Usagef("pick CPUs from "+cpuset.FormatList(ok), "--cpus: CPU %d is not available to perflab", c)
+			return &OptionError{"CPUs", cpuset.FormatList(cpus), fmt.Sprintf("includes CPU %d, which is not available to perflab", c), "pick from " + cpuset.FormatList(ok)}
 		}
 	}
 	return nil

@@ -91,12 +91,22 @@ type Options struct {
 	// each probe (noise.go); NoiseCheck replaces hostnoise.Measure (tests).
 	NoNoiseCheck bool
 	NoiseCheck   NoiseFunc
+	// Reference replaces hostnoise.MeasureReference, the host-drift
+	// reference read with each noise reading; with NoiseCheck set and
+	// Reference nil, no reference is taken (tests).
+	Reference ReferenceFunc
 
 	Progress Progress  // nil: silent
 	Log      io.Writer // probe diagnostics (nil: discarded)
 	// Now is the clock for budgets, ETAs and timestamps (nil: time.Now).
 	// Tests pass a fake one that their fake probes advance.
 	Now func() time.Time
+	// Repeat measures every item this many times, round-robin over the
+	// items (all items once, then all again …), so that the host's drift
+	// over the session falls on every probe alike; each run records its
+	// round as Block. 0 or 1: once.
+	Repeat int
+
 	// OnRun is called with each finished run, complete or not, before the
 	// next item starts, so a caller can store it at once and a later
 	// interruption loses nothing already measured.
@@ -137,6 +147,9 @@ func (o *Options) fill() {
 // returned alongside include the partial one.
 var ErrInterrupted = errors.New("interrupted")
 
+// MaxRepeat bounds --repeat and --blocks.
+const MaxRepeat = 1000
+
 // Run measures every item in order and returns the runs. A probe that fails
 // yields a run with Stop=failed and the session goes on with the next item;
 // the returned error then names the failures. Cancellation of ctx ends the
@@ -160,11 +173,13 @@ func Run(ctx context.Context, items []Item, opt Options) ([]*run.Run, error) {
 	swept := sweepScratch(scratch)
 	var runs []*run.Run
 	var failed []string
-	for i, it := range items {
+	sched := schedule(items, opt.Repeat)
+	for i, sl := range sched {
 		if ctx.Err() != nil {
 			break
 		}
-		r := runItem(ctx, i, len(items), it, opt, scratch)
+		r := runItem(ctx, i, len(sched), sl.item, opt, scratch)
+		r.Block = sl.block
 		if i == 0 && len(swept) > 0 {
 			r.Notes = append(r.Notes, "removed scratch directories left by a perflab that was killed: "+strings.Join(swept, ", "))
 		}
@@ -188,14 +203,40 @@ func Run(ctx context.Context, items []Item, opt Options) ([]*run.Run, error) {
 	return runs, nil
 }
 
-// Validate checks every item's parameters before anything runs, so a typo
-// in the last probe's --param does not surface after minutes of measuring.
+type slot struct {
+	item  Item
+	block int // round, 1-based, when repeating; 0 otherwise
+}
+
+// schedule lays the items out in rounds: n rounds of every item, in order.
+func schedule(items []Item, n int) []slot {
+	if n <= 1 {
+		out := make([]slot, len(items))
+		for i, it := range items {
+			out[i] = slot{item: it}
+		}
+		return out
+	}
+	var out []slot
+	for b := 1; b <= n; b++ {
+		for _, it := range items {
+			out = append(out, slot{item: it, block: b})
+		}
+	}
+	return out
+}
+
+// Validate checks every item's parameters and the options (with their
+// defaults filled in) before anything runs, so a typo in the last probe's
+// --param does not surface after minutes of measuring. A bad option is an
+// *OptionError.
 func Validate(items []Item, opt Options) error {
 	if len(items) == 0 {
 		return clierr.Usagef("name a suite or probe; see 'perflab bench list'", "nothing to run")
 	}
-	if opt.Precision < 0 || opt.Precision >= 1 {
-		return clierr.Usagef("e.g. --precision 0.01 for ±1%", "--precision %g is not a fraction in [0, 1)", opt.Precision)
+	opt.fill()
+	if err := opt.Validate(); err != nil {
+		return err
 	}
 	for _, it := range items {
 		ms, err := it.Probe.Metrics(it.Params)
@@ -213,6 +254,13 @@ func Validate(items []Item, opt Options) error {
 	return nil
 }
 
+// CheckDir checks that dir can hold the probes' scratch space (a Dir
+// *OptionError when not), for callers that want to fail before measuring.
+func CheckDir(dir string) error {
+	_, err := scratchParent(dir)
+	return err
+}
+
 // scratchParent checks that the directory for probe scratch space exists
 // and is writable now, rather than when the disk probe reaches it.
 func scratchParent(dir string) (string, error) {
@@ -221,15 +269,15 @@ func scratchParent(dir string) (string, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return "", clierr.Usagef("create it or pick another --dir", "--dir %s is not a directory", dir)
+		return "", &OptionError{"Dir", dir, "is not a directory", "create it or pick another"}
 	}
 	f, err := os.CreateTemp(dir, ".perflab-probe-*")
 	if errors.Is(err, fs.ErrNotExist) {
 		// The directory exists but cannot hold new files: /proc, /sys.
-		return "", clierr.Usagef("pick a directory on the filesystem to test", "--dir %s does not accept new files (a pseudo filesystem such as /proc or /sys?)", dir)
+		return "", &OptionError{"Dir", dir, "does not accept new files (a pseudo filesystem such as /proc or /sys?)", "pick a directory on the filesystem to test"}
 	}
 	if err != nil {
-		return "", clierr.Usagef("pick a writable --dir", "--dir %s is not writable: %v", dir, errors.Unwrap(err))
+		return "", &OptionError{"Dir", dir, fmt.Sprintf("is not writable: %v", errors.Unwrap(err)), "pick a writable one"}
 	}
 	f.Close()
 	os.Remove(f.Name())

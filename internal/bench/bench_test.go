@@ -302,17 +302,26 @@ func TestBadInputRefusedBeforeRunning(t *testing.T) {
 	}{
 		{"bad param", []Item{{Probe: f, Params: probe.Params{"k": "bad"}}}, nil, "bad value"},
 		{"nothing", nil, nil, "nothing to run"},
-		{"dir missing", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/nonexistent/x" }, "not a directory"},
-		{"dir is a file", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = file }, "not a directory"},
-		{"dir on a pseudo filesystem", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/proc/self" }, "does not accept new files"},
-		{"precision", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Precision = 2 }, "--precision"},
-		{"cpus", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.CPUs = []int{4095} }, "CPU 4095 is not available"},
+		{"dir missing", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/nonexistent/x" }, "Dir"},
+		{"dir is a file", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = file }, "Dir"},
+		{"dir on a pseudo filesystem", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Dir = "/proc/self" }, "Dir"},
+		{"precision", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.Precision = 2 }, "Precision"},
+		{"cpus", []Item{{Probe: f, Params: f.Defaults(false)}}, func(o *Options) { o.CPUs = []int{4095} }, "CPUs"},
 	} {
 		o := opts(clk)
 		if c.mod != nil {
 			c.mod(&o)
 		}
 		_, err := Run(context.Background(), c.items, o)
+		// A bad option is a typed error naming the field, never a flag:
+		// the CLI words it.
+		var oe *OptionError
+		if errors.As(err, &oe) {
+			if oe.Field != c.want || strings.Contains(err.Error(), "--") {
+				t.Errorf("%s: option error %+v, want field %s and no flag name", c.name, oe, c.want)
+			}
+			continue
+		}
 		if err == nil || !strings.Contains(err.Error(), c.want) || clierr.Code(err) != clierr.Usage {
 			t.Errorf("%s: err %v (code %d), want usage error with %q", c.name, err, clierr.Code(err), c.want)
 		}
@@ -508,5 +517,37 @@ func TestProgressOutput(t *testing.T) {
 	}
 	if !strings.Contains(tty.String(), "\r\x1b[K[1/1] prog") {
 		t.Errorf("tty progress does not redraw a line: %q", tty.String())
+	}
+}
+
+// Options.Validate judges the limits as given and names the field.
+func TestOptionsValidate(t *testing.T) {
+	good := Options{Precision: DefaultPrecision, MinRuns: DefaultMinRuns, Budget: DefaultBudget}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("defaults rejected: %v", err)
+	}
+	for _, c := range []struct {
+		field string
+		mod   func(*Options)
+	}{
+		{"Precision", func(o *Options) { o.Precision = -0.1 }},
+		{"MinRuns", func(o *Options) { o.MinRuns = 0 }},
+		{"MaxRuns", func(o *Options) { o.MinRuns, o.MaxRuns = 8, 7 }},
+		{"MaxRuns", func(o *Options) { o.MaxRuns = -1 }},
+		{"Warmup", func(o *Options) { o.Warmup = -1 }},
+		{"Budget", func(o *Options) { o.Budget = 0 }},
+	} {
+		o := good
+		c.mod(&o)
+		var oe *OptionError
+		if err := o.Validate(); !errors.As(err, &oe) || oe.Field != c.field {
+			t.Errorf("%+v: err %v, want an OptionError on %s", o, err, c.field)
+		}
+	}
+	o := good
+	o.MaxRuns = 0 // the default, raised to MinRuns by the harness
+	o.MinRuns = 200
+	if err := o.Validate(); err != nil {
+		t.Errorf("MaxRuns 0 with MinRuns 200: %v", err)
 	}
 }

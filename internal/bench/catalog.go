@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -228,7 +229,7 @@ func parseParams(params []string) (probe.Params, map[string]probe.Params, error)
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, nil, clierr.Usagef("write --param key=value or --param probe:key=value", "bad --param %q", kv)
+			return nil, nil, &OptionError{"Params", strconv.Quote(kv), "is not key=value or PROBE:key=value", "e.g. duration=5ms or syscall:duration=5ms"}
 		}
 		if pn, key, ok := strings.Cut(k, ":"); ok {
 			if scoped[pn] == nil {
@@ -263,12 +264,12 @@ func applyParams(items []Item, global probe.Params, scoped map[string]probe.Para
 	}
 	for k := range global {
 		if !used[k] {
-			return clierr.Usagef("see 'perflab bench list' for each probe's parameters", "--param %s: no selected probe has a parameter %q", k, k)
+			return &OptionError{"Params", k, "is a parameter of none of the selected probes", "see 'perflab bench list' for each probe's parameters"}
 		}
 	}
 	for pn := range scoped {
 		if !present[pn] {
-			return clierr.Usagef("use --param PROBE:key=value with a probe being run", "--param %s:…: probe %s is not being run", pn, pn)
+			return &OptionError{"Params", pn + ":…", "names a probe that is not being run", "use PROBE:key=value with a probe being run"}
 		}
 	}
 	return nil
@@ -318,4 +319,18 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// SetParam sets key to value on every planned item whose probe has that
+// parameter (server and client placement of tool probes) and reports
+// whether any has it.
+func (p *Plan) SetParam(key, value string) bool {
+	used := false
+	for i := range p.Items {
+		if _, ok := p.Items[i].Probe.Defaults(false)[key]; ok {
+			p.Items[i].Params[key] = value
+			used = true
+		}
+	}
+	return used
 }

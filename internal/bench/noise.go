@@ -33,9 +33,10 @@ type NoiseFunc func(ctx context.Context, cpus []int, d time.Duration) (hostnoise
 
 // noiseChecker takes a run's host-noise readings.
 type noiseChecker struct {
-	measure NoiseFunc
-	cpus    []int
-	failed  bool // a reading failed and the run has a note saying why
+	measure   NoiseFunc
+	reference ReferenceFunc // nil: no host-drift reference
+	cpus      []int
+	failed    bool // a reading failed and the run has a note saying why
 }
 
 // newNoiseChecker returns nil when the check is off.
@@ -50,11 +51,14 @@ func newNoiseChecker(opt Options) (*noiseChecker, string) {
 			return nil, fmt.Sprintf("noise check: cannot list this process's CPUs: %v", err)
 		}
 	}
-	m := opt.NoiseCheck
+	m, ref := opt.NoiseCheck, opt.Reference
 	if m == nil {
 		m = hostnoise.Measure
+		if ref == nil {
+			ref = hostnoise.MeasureReference
+		}
 	}
-	return &noiseChecker{measure: m, cpus: cpus}, ""
+	return &noiseChecker{measure: m, reference: ref, cpus: cpus}, ""
 }
 
 // read takes one reading and makes sure the run has a Noise record to put
@@ -72,8 +76,23 @@ func (c *noiseChecker) read(ctx context.Context, r *run.Run) *run.NoiseReading {
 	if r.Noise == nil {
 		r.Noise = &run.Noise{CPUs: cpuset.FormatList(c.cpus), ThresholdUs: micros(res.Threshold)}
 	}
-	return noiseReading(res)
+	nr := noiseReading(res)
+	if c.reference != nil {
+		ref, err := c.reference(ctx, c.cpus[0])
+		switch {
+		case err == nil:
+			nr.Reference = &run.Reference{CPUNsPerOp: round(ref.CPUNsPerOp, 4), MemGBps: round(ref.MemGBps, 3), SyscallNs: round(ref.SyscallNs, 1)}
+		case ctx.Err() == nil && !c.failed:
+			c.failed = true
+			r.Notes = append(r.Notes, "host-drift reference failed: "+err.Error())
+		}
+	}
+	return nr
 }
+
+// ReferenceFunc takes one host-drift reference reading on cpu;
+// Options.Reference replaces hostnoise.MeasureReference in tests.
+type ReferenceFunc func(ctx context.Context, cpu int) (hostnoise.Reference, error)
 
 // noiseReading converts a sentinel result for the run record, rounded to
 // what a 0.1 s reading resolves (0.001% of it is 1 µs).

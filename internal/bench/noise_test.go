@@ -174,3 +174,34 @@ func TestNoiseCheckInterrupted(t *testing.T) {
 		t.Errorf("noise %+v notes %v; a cancelled reading is neither a record nor a failure", runs[0].Noise, runs[0].Notes)
 	}
 }
+
+// Each noise reading carries a host-drift reference taken on the first of
+// the run's CPUs; a failing reference leaves the reading and adds a note.
+func TestReferenceWithNoiseReadings(t *testing.T) {
+	fn := &fakeNoise{lost: []float64{0.1, 0.1}}
+	var cpus []int
+	speed := 1.0
+	r := noiseRun(t, fn, func(o *Options) {
+		o.Reference = func(_ context.Context, cpu int) (hostnoise.Reference, error) {
+			cpus = append(cpus, cpu)
+			speed *= 1.1
+			return hostnoise.Reference{CPU: cpu, CPUNsPerOp: speed, MemGBps: 10 * speed, SyscallNs: 200 * speed}, nil
+		}
+	})
+	all, _ := Affinity()
+	if len(cpus) != 2 || cpus[0] != all[0] {
+		t.Fatalf("reference calls on %v, want 2 on CPU %d", cpus, all[0])
+	}
+	b, a := r.Noise.Before.Reference, r.Noise.After.Reference
+	if b == nil || a == nil || b.CPUNsPerOp != 1.1 || a.MemGBps != 12.1 || a.SyscallNs != 242 {
+		t.Fatalf("references %+v / %+v", b, a)
+	}
+	r = noiseRun(t, &fakeNoise{lost: []float64{0.1, 0.1}}, func(o *Options) {
+		o.Reference = func(context.Context, int) (hostnoise.Reference, error) {
+			return hostnoise.Reference{}, errors.New("boom")
+		}
+	})
+	if r.Noise.Before == nil || r.Noise.Before.Reference != nil || !strings.Contains(strings.Join(r.Notes, " "), "host-drift reference failed: boom") {
+		t.Errorf("failed reference: %+v notes %v", r.Noise.Before, r.Notes)
+	}
+}

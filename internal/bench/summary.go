@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/perflab/perflab/internal/numfmt"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -83,36 +84,9 @@ func (m MetricSummary) Measured() string {
 		return "no samples"
 	}
 	if m.HalfWidth == nil {
-		return fmt.Sprintf("%s %s (n=%d, too few for a CI)", sig(m.Median, 4), m.Unit, m.N)
+		return fmt.Sprintf("%s %s (n=%d, too few for a CI)", numfmt.Sig(m.Median, 4), m.Unit, m.N)
 	}
-	h := *m.HalfWidth
-	if h == 0 {
-		return fmt.Sprintf("%s ± 0 %s", strconv.FormatFloat(m.Median, 'f', -1, 64), m.Unit)
-	}
-	dec := 1 - int(math.Floor(math.Log10(h)))
-	if dec < 0 {
-		dec = 0
-	}
-	if dec > 9 {
-		dec = 9
-	}
-	return fmt.Sprintf("%s ± %s %s", strconv.FormatFloat(m.Median, 'f', dec, 64), strconv.FormatFloat(h, 'f', dec, 64), m.Unit)
-}
-
-// sig formats x with n significant digits, without exponent for the
-// magnitudes benchmarks produce.
-func sig(x float64, n int) string {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	dec := n - 1 - int(math.Floor(math.Log10(math.Abs(x))))
-	if dec < 0 {
-		dec = 0
-	}
-	if dec > 9 {
-		dec = 9
-	}
-	return strconv.FormatFloat(x, 'f', dec, 64)
+	return numfmt.PlusMinus(m.Median, *m.HalfWidth) + " " + m.Unit
 }
 
 // StopText explains a stop reason in words for the report.

@@ -22,7 +22,6 @@ import (
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/monitor"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
@@ -101,10 +100,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Label == "" {
 		opt.Label = DefaultLabel
 	}
-	snap, err := snapshot.Collect(opt.FS, snapshot.Options{})
+	sess, err := bench.NewSession(opt.FS, opt.Store)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
+		return nil, err
 	}
+	snap := sess.Snapshot
 	res := &Result{Snapshot: snap}
 	findings := audit.Run(snap, opt.Workload)
 	res.Audit = audit.NewReport(snap, opt.Workload, findings, opt.Version, opt.Source)
@@ -123,31 +123,14 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 
 	bo := opt.Bench
 	bo.Label, bo.Suite, bo.Version = opt.Label, opt.Suite, opt.Version
-	bo.Host = bench.Host{Name: snap.Host.Hostname, MachineID: snap.Host.MachineID, BootID: snap.Host.BootID, SnapshotID: snap.ID}
 	if bo.Monitor == nil {
-		if sm, err := monitor.New(opt.FS); err == nil {
-			bo.Monitor = sm
-		} else {
-			res.Notes = append(res.Notes, fmt.Sprintf("no host activity series: %v", err))
-		}
-	}
-	var storeErr error
-	bo.OnRun = func(r *run.Run) error {
-		if opt.Store == nil {
-			return nil
-		}
-		// Saving must outlive Ctrl-C: the context is already cancelled
-		// when the partial run arrives here.
-		if err := opt.Store.SaveRun(context.WithoutCancel(ctx), r, snap); err != nil {
-			storeErr = fmt.Errorf("storing run %s: %w", r.ID, err)
-			return storeErr
-		}
-		res.Stored++
-		return nil
+		res.Notes = append(res.Notes, sess.Notes...)
 	}
 	logf("measuring %d probe(s)%s", len(opt.Items), suiteWords(opt.Suite))
-	res.Runs, res.BenchErr = bench.Run(ctx, opt.Items, bo)
-	if storeErr != nil {
+	res.Runs, res.BenchErr = sess.Run(ctx, opt.Items, bo)
+	res.Stored = sess.Stored
+	var storeErr *bench.StoreError
+	if errors.As(res.BenchErr, &storeErr) {
 		return res, storeErr
 	}
 	for _, r := range res.Runs {
@@ -155,7 +138,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s failed: %s", r.Probe, r.Error))
 		}
 	}
-	res.Comparison, err = res.compare(ctx, opt.Store)
+	res.Comparison, err = res.compare(ctx, sess)
 	if err != nil {
 		return res, err
 	}
@@ -171,7 +154,8 @@ func suiteWords(s string) string {
 
 // compare builds the comparison with the previous check, or a report of
 // this check alone when there is none or it shares no metric with this one.
-func (res *Result) compare(ctx context.Context, st *store.Store) (*compare.Comparison, error) {
+func (res *Result) compare(ctx context.Context, sess *bench.Session) (*compare.Comparison, error) {
+	st := sess.Store
 	cur := measured(res.Runs)
 	if len(cur) == 0 {
 		return nil, nil
@@ -191,7 +175,7 @@ func (res *Result) compare(ctx context.Context, st *store.Store) (*compare.Compa
 			sides = []compare.Side{prev, now}
 		}
 	}
-	opt := compare.Options{History: history(ctx, st, cur)}
+	opt := compare.Options{History: sess.History(ctx, cur)}
 	c, err := compare.Compare(sides, opt)
 	if errors.Is(err, compare.ErrNothingInCommon) && len(sides) == 2 {
 		res.Notes = append(res.Notes, "the previous check measured other probes; this check is reported alone ("+err.Error()+")")
@@ -211,29 +195,6 @@ func measured(runs []*run.Run) []*run.Run {
 		if len(r.Samples) > 0 {
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-// history loads earlier runs of the same probes on this host for the A/A
-// noise floor, as 'perflab compare' does. Best effort: without history
-// there is no noise floor, nothing worse.
-func history(ctx context.Context, st *store.Store, runs []*run.Run) []*run.Run {
-	if st == nil || len(runs) == 0 {
-		return nil
-	}
-	seen := map[string]bool{}
-	var out []*run.Run
-	for _, r := range runs {
-		if seen[r.Probe] {
-			continue
-		}
-		seen[r.Probe] = true
-		h, err := st.Runs(ctx, store.Filter{Probe: r.Probe, Host: r.Host, Limit: 20})
-		if err != nil {
-			return out
-		}
-		out = append(out, h...)
 	}
 	return out
 }

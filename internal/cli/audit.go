@@ -10,6 +10,7 @@ import (
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/metrics"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
@@ -117,12 +118,12 @@ func runAudit(e *env, f *auditFlags) error {
 		case "json":
 			return rep.WriteJSON(out)
 		case "md":
-			return rep.WriteMarkdown(out, f.verbose)
+			return report.AuditMarkdown(out, rep, f.verbose)
 		case "prom":
 			return metrics.WriteText(out, metrics.NewRegistry(Version, s, w.Name, findings))
 		default:
 			st := termfmt.Style{On: f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
-			return rep.WriteText(out, audit.TextOptions{Verbose: f.verbose, Style: st})
+			return report.AuditText(out, rep, report.AuditTextOptions{Verbose: f.verbose, Style: st})
 		}
 	})
 	if err != nil {

@@ -199,7 +199,7 @@ func TestRulesCommand(t *testing.T) {
 		t.Errorf("unknown rule: exit %d %s", code, stderr)
 	}
 	code, out, _ = runCLI(t, "rules", "--format", "json")
-	var docs []ruleDoc
+	var docs []audit.RuleDoc
 	if code != 0 || json.Unmarshal([]byte(out), &docs) != nil || len(docs) != len(audit.Rules()) {
 		t.Errorf("rules json: exit %d, %d docs", code, len(docs))
 	}

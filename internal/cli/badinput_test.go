@@ -75,7 +75,7 @@ func TestBadInputIsOneLine(t *testing.T) {
 		{"cpu not available", "", []string{"bench", "syscall", "--cpus", "9999", "--no-store"}, clierr.Usage, "CPU 9999"},
 		{"scratch dir missing", "", []string{"bench", "disk", "--dir", missing, "--no-store"}, clierr.Usage, "is not a directory"},
 		{"scratch dir on /proc", "", []string{"bench", "probe:syscall", "--dir", "/proc", "--no-store"}, clierr.Usage, "does not accept new files"},
-		{"bad param", "", []string{"bench", "syscall", "--param", "bad", "--no-store"}, clierr.Usage, "--param key=value"},
+		{"bad param", "", []string{"bench", "syscall", "--param", "bad", "--no-store"}, clierr.Usage, `--param "bad" is not key=value`},
 		{"empty bench name", "", []string{"bench", "", "--no-store"}, clierr.Usage, "empty suite or probe name"},
 		{"upper-case qualifier", "", []string{"bench", "PROBE:cpu", "--no-store"}, clierr.Usage, "did you mean probe:cpu?"},
 		{"unknown qualifier", "", []string{"bench", "tool:cpu", "--no-store"}, clierr.Usage, "only probe: and suite: qualify a name"},

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -13,11 +13,10 @@ import (
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/monitor"
 	"github.com/perflab/perflab/internal/probe/builtin"
 	"github.com/perflab/perflab/internal/probe/tools"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/run"
-	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
@@ -29,17 +28,28 @@ func probeCatalog() *bench.Catalog {
 	return bench.NewCatalog(append(builtin.All(), tools.All()...)...)
 }
 
+type benchFlags struct {
+	out                      outputFlags
+	label, cpus, dir, db     string
+	serverCPUs, clientCPUs   string
+	precision                float64
+	maxRuns, minRuns, warmup int
+	budget                   time.Duration
+	params                   []string
+	noStore, noNoiseCheck    bool
+	repeat, blocks           int
+	states                   []string
+}
+
+// benchFlagNames words bench.Options fields as the flags that set them.
+var benchFlagNames = map[string]string{
+	"Precision": "--precision", "MinRuns": "--min-runs", "MaxRuns": "--max-runs", "Warmup": "--warmup",
+	"Budget": "--budget", "CPUs": "--cpus", "Dir": "--dir", "Params": "--param",
+	"Repeat": "--repeat", "States": "--state", "Blocks": "--blocks",
+}
+
 func newBenchCmd(e *env) *cobra.Command {
-	var (
-		out                      outputFlags
-		label, cpus, dir, db     string
-		serverCPUs, clientCPUs   string
-		precision                float64
-		maxRuns, minRuns, warmup int
-		budget                   time.Duration
-		params                   []string
-		noStore, noNoiseCheck    bool
-	)
+	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench [SUITE|PROBE]...",
 		Short: "Measure the host with builtin probes, with confidence intervals",
@@ -57,107 +67,196 @@ probe's scratch files are removed.
 --param key=value applies to every selected probe that has the parameter;
 --param PROBE:key=value to one probe. 'perflab bench list' shows suites,
 probes and their parameters. Where a name is both a suite and a probe (cpu,
-disk), the suite runs; probe:NAME runs the probe alone.`,
+disk), the suite runs; probe:NAME runs the probe alone.
+
+Runs are the unit that 'perflab compare' decides on (docs/statistics.md):
+--repeat N measures every probe N times, round-robin over the probes, so the
+host's drift falls on all of them alike. --state NAME='CMD' (twice or more)
+interleaves states: in each of --blocks blocks perflab runs each state's
+command (sh -c) in a random order and measures right after it; the blocks
+pair, the host's drift between them cancels, and the effect of each state
+against the first is printed with its 95% CI. Each state's runs are stored
+under LABEL/NAME with their block.`,
 		Example: `  perflab bench quick --label before          # every category in about a minute
   perflab bench baseline --label node7         # the full pre-production baseline (~10 min)
   perflab bench memory.latency --cpus 1 --param max=64MiB
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
+  perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
+  perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
   perflab bench list`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.validate(); err != nil {
-				return err
-			}
-			opt := bench.Options{
-				Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, Warmup: warmup,
-				Dir: dir, Label: label, Version: Version, Log: io.Discard,
-				NoNoiseCheck: noNoiseCheck,
-			}
-			if minRuns < 1 {
-				return clierr.Usagef("e.g. --min-runs 6 (the fewest with a 95% CI)", "--min-runs %d must be at least 1", minRuns)
-			}
-			if cmd.Flags().Changed("max-runs") && maxRuns < minRuns {
-				return clierr.Usagef("raise --max-runs or lower --min-runs", "--max-runs %d is below --min-runs %d", maxRuns, minRuns)
-			}
-			if warmup < 0 {
-				return clierr.Usagef("", "--warmup %d must not be negative", warmup)
-			}
-			if cmd.Flags().Changed("budget") && budget <= 0 {
-				return clierr.Usagef("e.g. --budget 30s", "--budget %s must be positive", budget)
-			}
-			if cpus != "" {
-				list, err := cpuset.ParseList(cpus)
-				if err != nil || len(list) == 0 {
-					return clierr.Usagef("e.g. --cpus 0-3,8", "bad --cpus %q", cpus)
-				}
-				if err := bench.CheckCPUs(list); err != nil {
-					return err
-				}
-				opt.CPUs = list
-			}
-			plan, err := probeCatalog().Resolve(args, params)
-			if err != nil {
-				return err
-			}
-			if err := applyPlacement(plan, "server_cpus", "--server-cpus", serverCPUs); err != nil {
-				return err
-			}
-			if err := applyPlacement(plan, "client_cpus", "--client-cpus", clientCPUs); err != nil {
-				return err
-			}
-			// Explicit flags override every entry's own limits; otherwise a
-			// suite entry's budget and cap apply, and the defaults elsewhere.
-			for i := range plan.Items {
-				if cmd.Flags().Changed("budget") {
-					plan.Items[i].Budget = budget
-				}
-				if cmd.Flags().Changed("max-runs") {
-					plan.Items[i].MaxRuns = maxRuns
-				}
-			}
-			opt.Budget = budget
-			opt.Suite = plan.Suite
-			if err := bench.Validate(plan.Items, opt); err != nil {
-				return err
-			}
-			// Open the store before measuring: a database this perflab
-			// cannot write must fail now, not after ten minutes.
-			var st *store.Store
-			if !noStore {
-				if st, err = openStore(db); err != nil {
-					return err
-				}
-				defer st.Close()
-			}
-			w, commit, err := out.open(e.stdout)
-			if err != nil {
-				return err
-			}
-			for _, n := range plan.Notes {
-				fmt.Fprintln(e.stderr, "note: "+n)
-			}
-			return runBench(cmd.Context(), e, plan, opt, st, w, commit, out.format)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runBenchCmd(cmd, e, &f, args) },
 	}
-	out.register(cmd, "text", "text", "json", "md")
-	f := cmd.Flags()
-	f.StringVar(&label, "label", "", "label the runs (e.g. before, after, node7) for compare")
-	f.StringVar(&cpus, "cpus", "", "pin the probes to these CPUs (list form: 0-3,8)")
-	f.StringVar(&serverCPUs, "server-cpus", "", "pin the servers that tool probes start (nginx, redis-server, mariadbd, …) to these CPUs")
-	f.StringVar(&clientCPUs, "client-cpus", "", "pin the load generators of tool probes (wrk, redis-benchmark, sysbench, …) to these CPUs")
-	f.Float64Var(&precision, "precision", bench.DefaultPrecision, "stop when every 95% CI of the median is within ±this fraction (0 disables)")
-	f.IntVar(&maxRuns, "max-runs", bench.DefaultMaxRuns, "at most this many measured repetitions per probe")
-	f.IntVar(&minRuns, "min-runs", bench.DefaultMinRuns, "at least this many before the precision stop (6 is the fewest with a 95% CI)")
-	f.DurationVar(&budget, "budget", bench.DefaultBudget, "time budget per probe, setup included (suites set their own unless given)")
-	f.IntVar(&warmup, "warmup", bench.DefaultWarmup, "discarded warm-up repetitions per probe")
-	f.StringArrayVar(&params, "param", nil, "probe parameter key=value or PROBE:key=value (repeatable)")
-	f.StringVar(&dir, "dir", "", "directory for scratch files (the disk probe tests its filesystem; default $TMPDIR)")
-	f.StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
-	f.BoolVar(&noStore, "no-store", false, "print the results without storing the runs")
-	f.BoolVar(&noNoiseCheck, "no-noise-check", false, "skip the 0.1 s host-noise reading before and after each probe (docs/bench.md)")
+	f.register(cmd)
 	cmd.AddCommand(newBenchListCmd(e))
 	return cmd
+}
+
+func (f *benchFlags) register(cmd *cobra.Command) {
+	f.out.register(cmd, "text", "text", "json", "md")
+	fl := cmd.Flags()
+	fl.StringVar(&f.label, "label", "", "label the runs (e.g. before, after, node7) for compare")
+	fl.StringVar(&f.cpus, "cpus", "", "pin the probes to these CPUs (list form: 0-3,8)")
+	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin the servers that tool probes start (nginx, redis-server, mariadbd, …) to these CPUs")
+	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin the load generators of tool probes (wrk, redis-benchmark, sysbench, …) to these CPUs")
+	fl.Float64Var(&f.precision, "precision", bench.DefaultPrecision, "stop when every 95% CI of the median is within ±this fraction (0 disables)")
+	fl.IntVar(&f.maxRuns, "max-runs", bench.DefaultMaxRuns, "at most this many measured repetitions per probe")
+	fl.IntVar(&f.minRuns, "min-runs", bench.DefaultMinRuns, "at least this many before the precision stop (6 is the fewest with a 95% CI)")
+	fl.DurationVar(&f.budget, "budget", bench.DefaultBudget, "time budget per probe, setup included (suites set their own unless given)")
+	fl.IntVar(&f.warmup, "warmup", bench.DefaultWarmup, "discarded warm-up repetitions per probe")
+	fl.StringArrayVar(&f.params, "param", nil, "probe parameter key=value or PROBE:key=value (repeatable)")
+	fl.StringVar(&f.dir, "dir", "", "directory for scratch files (the disk probe tests its filesystem; default $TMPDIR)")
+	fl.StringVar(&f.db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
+	fl.BoolVar(&f.noStore, "no-store", false, "print the results without storing the runs")
+	fl.BoolVar(&f.noNoiseCheck, "no-noise-check", false, "skip the host-noise and host-drift readings before and after each probe (docs/bench.md)")
+	fl.IntVar(&f.repeat, "repeat", 1, "measure every probe this many times, round-robin over the probes (runs are the unit compare decides on)")
+	fl.StringArrayVar(&f.states, "state", nil, "NAME='CMD': a state of an interleaved A/B; give two or more (docs/statistics.md)")
+	fl.IntVar(&f.blocks, "blocks", 10, "with --state: at most this many blocks (stops earlier when every effect is within ±precision)")
+}
+
+// interleave maps --state and --blocks to the interleaving options; nil
+// when no state is given.
+func (f *benchFlags) interleave(e *env, changed func(string) bool) (*bench.InterleaveOptions, error) {
+	if len(f.states) == 0 {
+		if changed("blocks") {
+			return nil, clierr.Usagef("give the states to interleave: --state A='CMD' --state B='CMD'", "--blocks needs --state")
+		}
+		return nil, nil
+	}
+	if changed("repeat") {
+		return nil, clierr.Usagef("interleaved states are measured once per block: use --blocks", "--repeat and --state do not go together")
+	}
+	io := &bench.InterleaveOptions{Blocks: f.blocks}
+	for _, s := range f.states {
+		name, command, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, clierr.Usagef("e.g. --state before='sysctl -w vm.swappiness=60'", "--state %q is not NAME=CMD", s)
+		}
+		io.States = append(io.States, bench.State{Name: name, Apply: shellState(e, name, command)})
+	}
+	return io, nil
+}
+
+// shellState runs a state's command with sh -c, its output on stderr.
+func shellState(e *env, name, command string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %q: %w", name, command, err)
+		}
+		return nil
+	}
+}
+
+// options maps the flags to the harness options. --max-runs left at its
+// default is the harness default (raised to --min-runs when that is
+// higher), as it always was.
+func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
+	opt := bench.Options{
+		Precision: f.precision, MinRuns: f.minRuns, Warmup: f.warmup, Budget: f.budget,
+		Dir: f.dir, Label: f.label, Version: Version, Log: io.Discard, NoNoiseCheck: f.noNoiseCheck,
+		Repeat: f.repeat,
+	}
+	if changed("max-runs") {
+		opt.MaxRuns = f.maxRuns
+	}
+	if f.cpus != "" {
+		list, err := parseCPUs("--cpus", f.cpus)
+		if err != nil {
+			return opt, err
+		}
+		opt.CPUs = list
+	}
+	if err := opt.Validate(); err != nil {
+		return opt, optionErr(err, benchFlagNames)
+	}
+	if f.dir != "" {
+		return opt, optionErr(bench.CheckDir(f.dir), benchFlagNames)
+	}
+	return opt, nil
+}
+
+// plan resolves the named suites and probes with their placement flags;
+// explicit --budget and --max-runs override every entry's own limits.
+func (f *benchFlags) plan(args []string, changed func(string) bool) (*bench.Plan, error) {
+	plan, err := probeCatalog().Resolve(args, f.params)
+	if err != nil {
+		return nil, optionErr(err, benchFlagNames)
+	}
+	if err := applyPlacement(plan, "server_cpus", "--server-cpus", f.serverCPUs); err != nil {
+		return nil, err
+	}
+	if err := applyPlacement(plan, "client_cpus", "--client-cpus", f.clientCPUs); err != nil {
+		return nil, err
+	}
+	for i := range plan.Items {
+		if changed("budget") {
+			plan.Items[i].Budget = f.budget
+		}
+		if changed("max-runs") {
+			plan.Items[i].MaxRuns = f.maxRuns
+		}
+	}
+	return plan, nil
+}
+
+func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error {
+	if err := f.out.validate(); err != nil {
+		return err
+	}
+	changed := cmd.Flags().Changed
+	opt, err := f.options(changed)
+	if err != nil {
+		return err
+	}
+	plan, err := f.plan(args, changed)
+	if err != nil {
+		return err
+	}
+	il, err := f.interleave(e, changed)
+	if err != nil {
+		return err
+	}
+	closePeer, err := attachPeer(cmd, e, plan)
+	if err != nil {
+		return err
+	}
+	defer closePeer()
+	opt.Suite = plan.Suite
+	if err := bench.Validate(plan.Items, opt); err != nil {
+		return optionErr(err, benchFlagNames)
+	}
+	// Open the store before measuring: a database this perflab cannot
+	// write must fail now, not after ten minutes.
+	var st *store.Store
+	if !f.noStore {
+		if st, err = openStore(f.db); err != nil {
+			return err
+		}
+		defer st.Close()
+	}
+	w, commit, err := f.out.open(e.stdout)
+	if err != nil {
+		return err
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(e.stderr, "note: "+n)
+	}
+	return runBench(cmd.Context(), e, plan, opt, il, st, benchOutput{w, commit, f.out.format})
+}
+
+// parseCPUs reads a CPU list flag and checks that perflab may use them.
+func parseCPUs(flag, value string) ([]int, error) {
+	list, err := cpuset.ParseList(value)
+	if err != nil || len(list) == 0 {
+		return nil, clierr.Usagef("e.g. "+flag+" 0-3,8", "bad %s %q", flag, value)
+	}
+	if err := bench.CheckCPUs(list); err != nil {
+		return nil, optionErr(err, map[string]string{"CPUs": flag})
+	}
+	return list, nil
 }
 
 // applyPlacement sets a client/server probe parameter from its flag on
@@ -166,82 +265,96 @@ func applyPlacement(plan *bench.Plan, key, flag, value string) error {
 	if value == "" {
 		return nil
 	}
-	list, err := cpuset.ParseList(value)
-	if err != nil || len(list) == 0 {
-		return clierr.Usagef("e.g. "+flag+" 1", "bad %s %q", flag, value)
+	list, err := parseCPUs(flag, value)
+	if err != nil {
+		return err
 	}
-	if err := bench.CheckCPUs(list); err != nil {
-		return clierr.Usagef("", "%s: %s", flag, strings.TrimPrefix(err.Error(), "--cpus: "))
-	}
-	used := false
-	for i := range plan.Items {
-		if _, ok := plan.Items[i].Probe.Defaults(false)[key]; ok {
-			plan.Items[i].Params[key] = cpuset.FormatList(list)
-			used = true
-		}
-	}
-	if !used {
+	if !plan.SetParam(key, cpuset.FormatList(list)) {
 		return clierr.Usagef("it applies to wrk.nginx, redis-benchmark, sysbench.oltp_point_select, qperf, iperf3 and sockperf", "%s: none of the selected probes starts a server", flag)
 	}
 	return nil
 }
 
-// runBench measures the plan, storing each run as it finishes.
-func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, st *store.Store, w io.Writer, commit func() error, format string) error {
+// benchOutput is where the bench report goes and in which format.
+type benchOutput struct {
+	w      io.Writer
+	commit func() error
+	format string
+}
+
+// runBench measures the plan in a session on this host, storing each run
+// as it finishes, and writes the report of what was measured.
+func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, il *bench.InterleaveOptions, st *store.Store, out benchOutput) error {
 	fs, err := hostfs.New("/")
 	if err != nil {
 		return clierr.Runtimef("", "reading the host: %v", err)
 	}
-	snap, err := snapshot.Collect(fs, snapshot.Options{})
+	sess, err := bench.NewSession(fs, st)
 	if err != nil {
-		return clierr.Runtimef("", "snapshot: %v", err)
+		return clierr.Runtimef("", "%v", err)
 	}
-	opt.Host = bench.Host{Name: snap.Host.Hostname, MachineID: snap.Host.MachineID, BootID: snap.Host.BootID, SnapshotID: snap.ID}
-	if sm, err := monitor.New(fs); err == nil {
-		opt.Monitor = sm
-	} else {
-		fmt.Fprintf(e.stderr, "note: no monitor series: %v\n", err)
+	for _, n := range sess.Notes {
+		fmt.Fprintln(e.stderr, "note: "+n)
 	}
 	opt.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
-	stored := 0
-	opt.OnRun = func(r *run.Run) error {
-		if st == nil {
-			return nil
-		}
-		// Saving must outlive Ctrl-C: the context is already cancelled
-		// when the partial run arrives here.
-		if err := st.SaveRun(context.WithoutCancel(ctx), r, snap); err != nil {
-			return clierr.Runtimef("the measurements were not stored", "storing run %s: %v", r.ID, err)
-		}
-		stored++
-		return nil
-	}
-	runs, runErr := bench.Run(ctx, plan.Items, opt)
+	runs, res, runErr := measure(ctx, sess, plan, opt, il)
 	if len(runs) > 0 {
-		if err := writeBenchReport(w, runs, format, termfmt.Style{On: format == "text" && w == e.stdout && termfmt.ColorEnabled(e.stdout)}); err != nil {
+		style := termfmt.Style{On: out.format == "text" && out.w == e.stdout && termfmt.ColorEnabled(e.stdout)}
+		if err := writeBenchReport(out, runs, res, style); err != nil {
 			return clierr.Runtimef("", "writing the report: %v", err)
 		}
-		if err := commit(); err != nil {
+		if err := out.commit(); err != nil {
 			return clierr.Runtimef("check that the directory is writable", "%v", err)
 		}
 	}
-	if st != nil && stored > 0 {
-		fmt.Fprintf(e.stderr, "stored %d run(s) in %s%s\n", stored, st.Path, benchLabelNote(opt.Label))
+	if st != nil && sess.Stored > 0 {
+		fmt.Fprintf(e.stderr, "stored %d run(s) in %s%s\n", sess.Stored, st.Path, benchLabelNote(opt.Label))
 	}
-	if errors.Is(runErr, bench.ErrInterrupted) {
-		ids := make([]string, 0, len(runs))
+	return benchErr(runErr, runs, st != nil)
+}
+
+// measure runs the plan: plainly (with --repeat rounds) or interleaved.
+func measure(ctx context.Context, sess *bench.Session, plan *bench.Plan, opt bench.Options, il *bench.InterleaveOptions) ([]*run.Run, *bench.Interleaved, error) {
+	if il == nil {
+		runs, err := sess.Run(ctx, plan.Items, opt)
+		return runs, nil, err
+	}
+	return sess.Interleave(ctx, plan.Items, *il, opt)
+}
+
+// writeBenchReport writes the runs, and an interleaved session's effects
+// (alone in JSON: the runs are in the store).
+func writeBenchReport(out benchOutput, runs []*run.Run, res *bench.Interleaved, style termfmt.Style) error {
+	if res != nil && out.format == "json" {
+		return report.Interleaved(out.w, res, out.format, style)
+	}
+	if err := report.Bench(out.w, runs, out.format, style); err != nil {
+		return err
+	}
+	return report.Interleaved(out.w, res, out.format, style)
+}
+
+// benchErr words the session's error: an interruption says what was
+// kept, a run that could not be stored says the measurements are lost.
+func benchErr(err error, runs []*run.Run, storing bool) error {
+	var se *bench.StoreError
+	switch {
+	case errors.As(err, &se):
+		return clierr.Runtimef("the measurements were not stored", "%v", se)
+	case errors.Is(err, bench.ErrInterrupted):
+		var ids []string
 		for _, r := range runs {
 			if !r.Complete {
-				ids = append(ids, runShortID(r.ID))
+				ids = append(ids, report.ShortID(r.ID))
 			}
 		}
 		hint := "nothing was measured"
-		if len(ids) > 0 && st != nil {
+		if len(ids) > 0 && storing {
 			hint = "partial run " + strings.Join(ids, ", ") + " stored, marked incomplete"
 		}
 		return clierr.Runtimef(hint, "interrupted")
 	}
-	return runErr
+	return optionErr(err, benchFlagNames)
 }
 
 func benchLabelNote(l string) string {
@@ -249,128 +362,6 @@ func benchLabelNote(l string) string {
 		return " (no --label)"
 	}
 	return " under label " + l
-}
-
-// writeBenchReport prints each run's metrics: median ± CI half-width, n,
-// CV and why it stopped. Text and md print a note that every run of the
-// session carries once, after the runs (bench.SessionNotes); JSON keeps
-// every run's notes with the run, for scripts.
-func writeBenchReport(w io.Writer, runs []*run.Run, format string, st termfmt.Style) error {
-	common, own := bench.SessionNotes(runs)
-	switch format {
-	case "json":
-		out := make([]bench.RunReport, 0, len(runs))
-		for _, r := range runs {
-			out = append(out, bench.Report(r))
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	case "md":
-		fmt.Fprintln(w, "| probe | metric | median ± 95% CI | ±% | n | CV | stop |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-		for _, r := range runs {
-			for _, m := range bench.Summarize(r) {
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s |\n", r.Probe, m.Name, m.Measured(), benchRelText(m), m.N, benchCVText(m), r.Stop)
-			}
-		}
-		writeNotesMD(w, runs, common, own)
-		return nil
-	}
-	for i, r := range runs {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		writeRunText(w, r, own[i], st)
-	}
-	if len(common) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, st.Bold("for every run:"))
-		for _, n := range common {
-			fmt.Fprintln(w, "  note: "+n)
-		}
-	}
-	return nil
-}
-
-// writeNotesMD lists the notes under the md table: each run's own, then
-// the ones every run has.
-func writeNotesMD(w io.Writer, runs []*run.Run, common []string, own [][]string) {
-	var lines []string
-	for i, r := range runs {
-		for _, n := range own[i] {
-			lines = append(lines, fmt.Sprintf("- %s (run %s): %s", mdText(r.Probe), runShortID(r.ID), mdText(n)))
-		}
-	}
-	if len(lines) > 0 {
-		fmt.Fprintf(w, "\nNotes:\n\n%s\n", strings.Join(lines, "\n"))
-	}
-	if len(common) > 0 {
-		fmt.Fprint(w, "\nFor every run:\n\n")
-		for _, n := range common {
-			fmt.Fprintln(w, "- "+mdText(n))
-		}
-	}
-}
-
-// mdText escapes what Markdown would otherwise read as markup in a note
-// (commands with globs, paths with underscores, <placeholders>).
-var mdText = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "<", "&lt;", ">", "&gt;", "\n", " ").Replace
-
-// writeRunText is the text block of one run with the notes to print under
-// it (shared with 'runs show', which passes all of the run's).
-func writeRunText(w io.Writer, r *run.Run, notes []string, st termfmt.Style) {
-	head := fmt.Sprintf("%s  run %s  %s", st.Bold(r.Probe), runShortID(r.ID), benchSeconds(r.Ended.Sub(r.Started)))
-	if r.CPUs != "" {
-		head += "  cpus " + r.CPUs
-	}
-	fmt.Fprintln(w, head)
-	stop := bench.StopText(r)
-	switch r.Stop {
-	case run.StopPrecision, run.StopFixed:
-		stop = st.Green(stop)
-	case run.StopFailed, run.StopInterrupted:
-		stop = st.Red(stop)
-	default:
-		stop = st.Yellow(stop)
-	}
-	fmt.Fprintln(w, "  stop: "+stop)
-	sums := bench.Summarize(r)
-	width := 0
-	for _, m := range sums {
-		width = max(width, len(m.Name))
-	}
-	for _, m := range sums {
-		fmt.Fprintf(w, "  %-*s  %-32s %8s  n=%-3d cv %s\n", width, m.Name, m.Measured(), benchRelText(m), m.N, benchCVText(m))
-	}
-	for _, n := range notes {
-		fmt.Fprintln(w, "  note: "+n)
-	}
-}
-
-func benchRelText(m bench.MetricSummary) string {
-	if m.Rel == nil {
-		return "—"
-	}
-	return fmt.Sprintf("±%.2f%%", 100**m.Rel)
-}
-
-func benchCVText(m bench.MetricSummary) string {
-	if m.CV == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%.2f%%", 100**m.CV)
-}
-
-func benchSeconds(d time.Duration) string {
-	return fmt.Sprintf("%.1fs", d.Seconds())
-}
-
-func runShortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 func newBenchListCmd(e *env) *cobra.Command {
@@ -385,79 +376,14 @@ func newBenchListCmd(e *env) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			w, commit, err := out.open(e.stdout)
-			if err != nil {
-				return err
-			}
-			cat := probeCatalog()
-			if out.format == "json" {
-				type jitem struct {
-					Probe, Fallback string
-					Params          map[string]string `json:",omitempty"`
-					Budget          string
-					Measures        string
+			doc := probeCatalog().List()
+			return writeOut(&out, e.stdout, func(w io.Writer) error {
+				if out.format == "json" {
+					return writeJSON(w, doc)
 				}
-				type jsuite struct {
-					Name, Doc string
-					Items     []jitem
-				}
-				type jprobe struct {
-					Name, Doc string
-					Defaults  map[string]string
-					Quick     map[string]string
-				}
-				var doc struct {
-					Suites []jsuite
-					Probes []jprobe
-				}
-				for _, s := range bench.Suites {
-					js := jsuite{Name: s.Name, Doc: s.Doc}
-					for _, it := range s.Items {
-						js.Items = append(js.Items, jitem{it.Probe, it.Fallback, it.Params, it.Budget.String(), it.Measures})
-					}
-					doc.Suites = append(doc.Suites, js)
-				}
-				for _, p := range cat.Probes() {
-					doc.Probes = append(doc.Probes, jprobe{p.Name(), p.Doc(), p.Defaults(false), p.Defaults(true)})
-				}
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(doc); err != nil {
-					return err
-				}
-				return commit()
-			}
-			st := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
-			fmt.Fprintln(w, st.Bold("Suites"))
-			for _, s := range bench.Suites {
-				var total time.Duration
-				var names []string
-				for _, it := range s.Items {
-					total += it.Budget
-					n := it.Probe
-					if _, ok := cat.Probe(it.Probe); !ok {
-						if it.Fallback != "" {
-							n = it.Fallback + " (for " + it.Probe + ")"
-						} else {
-							n = it.Probe + " (not in this build)"
-						}
-					}
-					names = append(names, n)
-				}
-				fmt.Fprintf(w, "  %-9s ≤ %s  %s\n", s.Name, total, s.Doc)
-				fmt.Fprintf(w, "  %-9s %s\n", "", st.Dim(strings.Join(names, ", ")))
-			}
-			fmt.Fprintln(w)
-			fmt.Fprintln(w, st.Bold("Probes"))
-			for _, p := range cat.Probes() {
-				fmt.Fprintf(w, "  %s\n", st.Bold(p.Name()))
-				fmt.Fprintf(w, "    %s\n", p.Doc())
-				fmt.Fprintf(w, "    parameters: %s\n", p.Defaults(false))
-				if q := p.Defaults(true).String(); q != p.Defaults(false).String() {
-					fmt.Fprintf(w, "    in quick:   %s\n", q)
-				}
-			}
-			return commit()
+				report.BenchList(w, doc, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)})
+				return nil
+			})
 		},
 	}
 	out.register(cmd, "text", "text", "json")

@@ -1,125 +1,17 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/perflab/perflab/internal/fixture/fixrun"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/termfmt"
 )
-
-const cpufreqNote = "monitor: cpufreq is unavailable (no scaling_cur_freq); cpu_mhz is not recorded"
-
-// sessionRun is a finished run of probe with eight samples and notes.
-func sessionRun(id, probe string, notes ...string) *run.Run {
-	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	r := &run.Run{Schema: run.Schema, ID: id, Probe: probe, Host: "h", Params: map[string]string{}, Complete: true, Stop: run.StopFixed,
-		Started: t0, Ended: t0.Add(2 * time.Second), Notes: notes,
-		Metrics: []run.Metric{{Name: "events_per_sec.t1", Unit: "events/s", Better: run.Higher}}}
-	for k := 0; k < 8; k++ {
-		r.Samples = append(r.Samples, run.Sample{Metric: "events_per_sec.t1", Value: 1000 + float64(k), Iteration: k})
-	}
-	return r
-}
-
-func noisyNoise() *run.Noise {
-	return &run.Noise{CPUs: "0-1", ThresholdUs: 200,
-		Before: &run.NoiseReading{Seconds: 0.1, LostPct: 1.1, InterruptionsPerS: 19, MaxGapUs: 3000},
-		After:  &run.NoiseReading{Seconds: 0.1, LostPct: 2.1, InterruptionsPerS: 25, MaxGapUs: 4200}}
-}
-
-// The quick suite's host-level note is printed once, after the runs; a
-// note of one run stays under it. Markdown does the same.
-func TestBenchReportNotesOnce(t *testing.T) {
-	noiseNote := "host noise: the hypervisor or other tasks took 1.6% of an otherwise idle CPU's time (before 1.1%, after 2.1%; longest gap 4.2 ms)"
-	var runs []*run.Run
-	for i, p := range []string{"cpu", "memory.latency", "syscall"} {
-		r := sessionRun(strings.Repeat(string(rune('a'+i)), 16), p, cpufreqNote)
-		if p == "memory.latency" {
-			r.Notes = append(r.Notes, noiseNote)
-			r.Noise = noisyNoise()
-		}
-		runs = append(runs, r)
-	}
-
-	var b bytes.Buffer
-	if err := writeBenchReport(&b, runs, "text", termfmt.Style{}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if n := strings.Count(out, cpufreqNote); n != 1 {
-		t.Errorf("the shared note is printed %d times, want once:\n%s", n, out)
-	}
-	shared := strings.Index(out, "for every run:\n  note: "+cpufreqNote)
-	if shared < 0 || shared < strings.LastIndex(out, "syscall  run") {
-		t.Errorf("the shared note is not under 'for every run:' after the runs:\n%s", out)
-	}
-	own := strings.Index(out, "  note: "+noiseNote)
-	if own < 0 || own < strings.Index(out, "memory.latency  run") || own > strings.Index(out, "syscall  run") {
-		t.Errorf("the noise note is not under its run:\n%s", out)
-	}
-	// The note is the only mention of the noise in the session report.
-	if n := strings.Count(out, "host noise"); n != 1 {
-		t.Errorf("host noise is mentioned %d times, want once (the note):\n%s", n, out)
-	}
-	for _, r := range runs {
-		if len(r.Notes) == 0 || r.Notes[0] != cpufreqNote {
-			t.Errorf("the report changed run %s's notes: %q", r.Probe, r.Notes)
-		}
-	}
-
-	b.Reset()
-	if err := writeBenchReport(&b, runs, "md", termfmt.Style{}); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
-	mdNote := `monitor: cpufreq is unavailable (no scaling\_cur\_freq); cpu\_mhz is not recorded`
-	if strings.Count(md, mdNote) != 1 || !strings.Contains(md, "For every run:\n\n- "+mdNote) {
-		t.Errorf("md: the shared note is not once under 'For every run:':\n%s", md)
-	}
-	if !strings.Contains(md, "- memory.latency (run bbbbbbbbbbbb): host noise:") {
-		t.Errorf("md: the run's own note is missing:\n%s", md)
-	}
-
-	// JSON keeps every note with every run, and the noise readings.
-	b.Reset()
-	if err := writeBenchReport(&b, runs, "json", termfmt.Style{}); err != nil {
-		t.Fatal(err)
-	}
-	var doc []struct {
-		Notes []string
-		Noise *run.Noise
-	}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc) != 3 {
-		t.Fatalf("json: %v\n%s", err, b.String())
-	}
-	for i, d := range doc {
-		if len(d.Notes) == 0 || d.Notes[0] != cpufreqNote {
-			t.Errorf("json run %d notes %q, want the shared note too", i, d.Notes)
-		}
-	}
-	if doc[0].Noise != nil || doc[1].Noise == nil || doc[1].Noise.After.MaxGapUs != 4200 || doc[1].Noise.Before.InterruptionsPerS != 19 {
-		t.Errorf("json noise: %+v %+v", doc[0].Noise, doc[1].Noise)
-	}
-}
-
-// A single run prints its notes with it, with no 'for every run' section.
-func TestBenchReportSingleRunNotes(t *testing.T) {
-	var b bytes.Buffer
-	if err := writeBenchReport(&b, []*run.Run{sessionRun("aaaa", "cpu", cpufreqNote)}, "text", termfmt.Style{}); err != nil {
-		t.Fatal(err)
-	}
-	if out := b.String(); strings.Contains(out, "for every run") || !strings.Contains(out, "  note: "+cpufreqNote) {
-		t.Errorf("single run:\n%s", out)
-	}
-}
 
 // runs show prints the noise readings in one line (and says when a run
 // has none); its JSON is the stored run, noise included.
@@ -130,10 +22,10 @@ func TestRunsShowNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := &snapshot.Snapshot{Schema: snapshot.Schema, ID: "snap", Sysctl: map[string]string{}, Unavailable: map[string]string{}}
-	noisy := sessionRun("noisy0001", "cpu")
+	noisy := fixrun.Run("noisy0001", "cpu")
 	noisy.SnapshotID = snap.ID
-	noisy.Noise = noisyNoise()
-	quiet := sessionRun("plain0002", "cpu")
+	noisy.Noise = fixrun.NoisyNoise()
+	quiet := fixrun.Run("plain0002", "cpu")
 	quiet.SnapshotID = snap.ID
 	for _, r := range []*run.Run{noisy, quiet} {
 		if err := st.SaveRun(context.Background(), r, snap); err != nil {

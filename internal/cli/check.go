@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/perflab/perflab/internal/check"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
@@ -63,6 +61,11 @@ interrupted the measurements: what was measured is stored and reported).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, e, &f) },
 	}
+	f.register(cmd)
+	return cmd
+}
+
+func (f *checkFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.workload, "workload", "w", "general", audit.WorkloadFlagHelp())
 	fl.BoolVar(&f.trusted, "trusted", false, "the host is single-tenant and runs only trusted code (judge mitigations and audit as performance costs)")
@@ -83,112 +86,126 @@ interrupted the measurements: what was measured is stored and reported).`,
 	for _, n := range []string{"param", "budget", "max-runs"} {
 		_ = fl.MarkHidden(n)
 	}
-	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return f.out.allowed, cobra.ShellCompDirectiveNoFileComp
-	})
+	completeWith(cmd, "format", f.out.allowed...)
+	completeWith(cmd, "fail-on", "none", "info", "low", "medium", "high", "critical")
 	_ = cmd.RegisterFlagCompletionFunc("workload", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return audit.WorkloadNames(), cobra.ShellCompDirectiveDefault
 	})
-	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"none", "info", "low", "medium", "high", "critical"}, cobra.ShellCompDirectiveNoFileComp
-	})
-	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		var names []string
-		for _, s := range bench.Suites {
-			names = append(names, s.Name)
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
-	})
-	return cmd
+	var suites []string
+	for _, s := range bench.Suites {
+		suites = append(suites, s.Name)
+	}
+	completeWith(cmd, "suite", suites...)
 }
 
-func runCheck(cmd *cobra.Command, e *env, f *checkFlags) error {
+// completeWith completes flag with a fixed list of words.
+func completeWith(cmd *cobra.Command, flag string, words ...string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return words, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// checkFlagNames words bench.Options fields as check's flags.
+var checkFlagNames = map[string]string{"MaxRuns": "--max-runs", "Budget": "--budget", "Dir": "--dir", "MinRuns": "the minimum of", "Params": "--param"}
+
+// validate checks the flags that need no host: the output, --fail-on,
+// --label, and that the bench flags make sense with --no-bench.
+func (f *checkFlags) validate(changed func(string) bool) (audit.Severity, bool, error) {
 	if err := f.out.validate(); err != nil {
-		return err
+		return 0, false, err
 	}
 	threshold, failOn, err := parseFailOn(f.failOn)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	if f.html == "-" {
-		return clierr.Usagef("use --format html to print the page on standard output", "-o - would mix the HTML report with the summary")
+		return 0, false, clierr.Usagef("use --format html to print the page on standard output", "-o - would mix the HTML report with the summary")
 	}
 	if err := checkOutputPath(f.html); err != nil {
-		return err
+		return 0, false, err
 	}
 	if strings.TrimSpace(f.label) == "" {
-		return clierr.Usagef("e.g. --label check", "--label must not be empty")
+		return 0, false, clierr.Usagef("e.g. --label check", "--label must not be empty")
 	}
-	if f.noBench {
-		for _, n := range []string{"suite", "param", "budget", "max-runs", "dir"} {
-			if cmd.Flags().Changed(n) {
-				return clierr.Usagef("drop --"+n+" or --no-bench", "--%s has no effect with --no-bench", n)
-			}
+	for _, n := range []string{"suite", "param", "budget", "max-runs", "dir"} {
+		if f.noBench && changed(n) {
+			return 0, false, clierr.Usagef("drop --"+n+" or --no-bench", "--%s has no effect with --no-bench", n)
 		}
 	}
-	if cmd.Flags().Changed("budget") && f.budget <= 0 {
-		return clierr.Usagef("e.g. --budget 10s", "--budget %s must be positive", f.budget)
+	lim := bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Budget: bench.DefaultBudget}
+	if changed("budget") {
+		lim.Budget = f.budget
 	}
-	if cmd.Flags().Changed("max-runs") && f.maxRuns < bench.DefaultMinRuns {
-		return clierr.Usagef(fmt.Sprintf("use at least %d", bench.DefaultMinRuns), "--max-runs %d is below the %d repetitions a 95%% CI needs", f.maxRuns, bench.DefaultMinRuns)
+	if changed("max-runs") {
+		lim.MaxRuns = f.maxRuns
+	}
+	return threshold, failOn, optionErr(lim.Validate(), checkFlagNames)
+}
+
+// benchOptions plans the suite and sets the harness options of a check.
+func (f *checkFlags) benchOptions(e *env, opt *check.Options) error {
+	names := splitList(f.suite)
+	if len(names) == 0 {
+		return clierr.Usagef("e.g. --suite quick; see 'perflab bench list'", "--suite must name a suite or probes")
+	}
+	plan, err := probeCatalog().Resolve(names, f.params)
+	if err != nil {
+		return optionErr(err, checkFlagNames)
+	}
+	for i := range plan.Items {
+		if f.budget > 0 {
+			plan.Items[i].Budget = f.budget
+		}
+		if f.maxRuns > 0 {
+			plan.Items[i].MaxRuns = f.maxRuns
+		}
+	}
+	if f.dir != "" {
+		if err := bench.CheckDir(f.dir); err != nil {
+			return optionErr(err, checkFlagNames)
+		}
+	}
+	opt.Items, opt.Suite = plan.Items, plan.Suite
+	opt.Bench = bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, MaxRuns: bench.DefaultMaxRuns,
+		Budget: bench.DefaultBudget, Warmup: bench.DefaultWarmup, Dir: f.dir, Log: io.Discard,
+		Progress: bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))}
+	if err := bench.Validate(plan.Items, opt.Bench); err != nil {
+		return optionErr(err, checkFlagNames)
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(e.stderr, "note: "+n)
+	}
+	return nil
+}
+
+func runCheck(cmd *cobra.Command, e *env, f *checkFlags) error {
+	threshold, failOn, err := f.validate(cmd.Flags().Changed)
+	if err != nil {
+		return err
 	}
 	w, err := resolveWorkload(f.workload)
 	if err != nil {
 		return err
 	}
-	if f.trusted {
-		w.Trusted = true
-	}
+	w.Trusted = w.Trusted || f.trusted
 	fs, err := openRoot("/")
 	if err != nil {
 		return err
 	}
 	opt := check.Options{FS: fs, Workload: w, Source: "live", Version: Version, Label: f.label}
-
-	var st *store.Store
 	if !f.noBench {
-		names := splitList(f.suite)
-		if len(names) == 0 {
-			return clierr.Usagef("e.g. --suite quick; see 'perflab bench list'", "--suite must name a suite or probes")
-		}
-		plan, err := probeCatalog().Resolve(names, f.params)
-		if err != nil {
+		if err := f.benchOptions(e, &opt); err != nil {
 			return err
 		}
-		for i := range plan.Items {
-			if f.budget > 0 {
-				plan.Items[i].Budget = f.budget
-			}
-			if f.maxRuns > 0 {
-				plan.Items[i].MaxRuns = f.maxRuns
-			}
-		}
-		if f.dir != "" {
-			if fi, err := os.Stat(f.dir); err != nil || !fi.IsDir() {
-				return clierr.Usagef("create it or pick another --dir", "--dir %s is not a directory", f.dir)
-			}
-		}
-		opt.Items, opt.Suite = plan.Items, plan.Suite
-		opt.Bench = bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, MaxRuns: bench.DefaultMaxRuns,
-			Budget: bench.DefaultBudget, Warmup: bench.DefaultWarmup, Dir: f.dir, Log: io.Discard,
-			Progress: bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))}
-		if err := bench.Validate(plan.Items, opt.Bench); err != nil {
+		// Open the store before measuring: a database this perflab
+		// cannot write must fail now, not after a minute.
+		if opt.Store, err = openStore(f.db); err != nil {
 			return err
 		}
-		// Open the store before measuring: a database this perflab cannot
-		// write must fail now, not after a minute.
-		if st, err = openStore(f.db); err != nil {
-			return err
-		}
-		defer st.Close()
-		opt.Store = st
-		for _, n := range plan.Notes {
-			fmt.Fprintln(e.stderr, "note: "+n)
-		}
+		defer opt.Store.Close()
 		fmt.Fprintf(e.stderr, "perflab check: auditing for %s, then measuring %d probe(s)%s (Ctrl-C stops cleanly)\n",
-			w.Label(), len(plan.Items), budgetWords(plan.Items))
+			w.Label(), len(opt.Items), budgetWords(opt.Items))
 	}
-
 	res, err := check.Run(cmd.Context(), opt)
 	if err != nil {
 		if res == nil {
@@ -196,15 +213,18 @@ func runCheck(cmd *cobra.Command, e *env, f *checkFlags) error {
 		}
 		return clierr.Runtimef("the runs measured so far may be incomplete in the database", "%v", err)
 	}
-	doc := &report.CheckDoc{Perflab: Version, Host: res.Snapshot.Host.Hostname, TakenAt: res.Snapshot.TakenAt,
-		Label: f.label, Suite: opt.Suite, Audit: res.Audit, Comparison: res.Comparison, Notes: res.Notes}
-	if res.Previous != nil && res.Comparison != nil && len(res.Comparison.Sides) == 2 {
-		doc.Previous = &report.CheckPrevious{At: res.Previous.At, Runs: len(res.Previous.Runs), SnapshotID: res.Previous.SnapshotID}
+	if opt.Store != nil && res.Stored > 0 {
+		fmt.Fprintf(e.stderr, "stored %d run(s) in %s under label %s\n", res.Stored, opt.Store.Path, f.label)
 	}
-	if st != nil && res.Stored > 0 {
-		fmt.Fprintf(e.stderr, "stored %d run(s) in %s under label %s\n", res.Stored, st.Path, f.label)
+	doc := report.NewCheckDoc(res, Version, f.label, opt.Suite)
+	if err := f.writeReports(e, doc); err != nil {
+		return err
 	}
+	return checkExit(res, failOn, threshold)
+}
 
+// writeReports writes the HTML report (unless -o ”) and the summary.
+func (f *checkFlags) writeReports(e *env, doc *report.CheckDoc) error {
 	if f.html != "" {
 		ho := outputFlags{output: f.html}
 		if err := writeOut(&ho, e.stdout, func(w io.Writer) error { return report.CheckHTML(w, doc) }); err != nil {
@@ -223,7 +243,12 @@ func runCheck(cmd *cobra.Command, e *env, f *checkFlags) error {
 	if err := writeCheckSummary(e, f.out.format, doc); err != nil {
 		return clierr.Runtimef("", "writing the summary: %v", err)
 	}
+	return nil
+}
 
+// checkExit is the check's exit: interrupted or nothing measured is a
+// runtime error, findings at --fail-on fail the check.
+func checkExit(res *check.Result, failOn bool, threshold audit.Severity) error {
 	if errors.Is(res.BenchErr, bench.ErrInterrupted) {
 		return clierr.Runtimef("what was measured is stored, marked incomplete, and in the report", "interrupted")
 	}

@@ -16,9 +16,12 @@ func commands(e *env) []*cobra.Command {
 		newProfileCmd(e),
 		newFlameCmd(e),
 		newTuneCmd(e),
+		newBisectCmd(e),
 		newIrqCmd(e),
 		newExporterCmd(e),
+		newFleetCmd(e),
 		newDepsCmd(e),
+		newTraceCmd(e),
 		newServeCmd(e),
 	}
 }

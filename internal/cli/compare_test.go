@@ -95,7 +95,11 @@ func TestCompareFromStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Three runs before (the run is the unit: they measure the drift),
+	// one after, named by its id prefix.
 	mk("aaaa1111", "before", "performance", 1000)
+	mk("aaaa1112", "before", "performance", 1003)
+	mk("aaaa1113", "before", "performance", 998)
 	mk("bbbb2222", "after", "powersave", 800)
 	st.Close()
 	code, out, errs := runCLI(t, "compare", "before", "bbbb", "--db", dbPath)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/deps"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
@@ -35,45 +36,13 @@ func newDepsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pm := deps.PackageManager(fs)
-			type row struct {
-				Tool    string   `json:"tool"`
-				Path    string   `json:"path,omitempty"`
-				Version string   `json:"version,omitempty"`
-				Suites  []string `json:"suites"`
-				Package string   `json:"package"`
-				Why     string   `json:"why"`
-			}
-			var rows []row
-			var missing []deps.Tool
-			for _, t := range deps.ForSuite(suite) {
-				r := row{Tool: t.Name, Path: t.Path(), Suites: t.Suites, Package: t.Packages[pm], Why: t.Why}
-				if r.Path != "" {
-					r.Version, _ = t.Version(cmd.Context())
-				} else {
-					missing = append(missing, t)
-				}
-				rows = append(rows, r)
-			}
-			install := deps.InstallCommand(pm, missing)
+			status := deps.Check(cmd.Context(), fs, suite)
 			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
 			return writeOut(&out, e.stdout, func(w io.Writer) error {
 				if out.format == "json" {
-					return writeJSON(w, map[string]any{"package_manager": pm, "tools": rows, "install": strings.Join(install, " ")})
+					return writeJSON(w, status)
 				}
-				for _, r := range rows {
-					// Pad before colouring: ANSI codes would count as width.
-					state := st.Green(fmt.Sprintf("%-20s", "installed "+orDash(r.Version)))
-					if r.Path == "" {
-						state = st.Yellow(fmt.Sprintf("%-20s", "missing"))
-					}
-					fmt.Fprintf(w, "%-16s %s %-28s %s\n", r.Tool, state, strings.Join(r.Suites, ","), r.Why)
-				}
-				if len(install) > 0 {
-					fmt.Fprintf(w, "\nInstall the missing tools: %s\n(or: perflab deps install %s)\n", strings.Join(install, " "), suite)
-				} else {
-					fmt.Fprintln(w, "\nEverything is installed.")
-				}
+				report.Deps(w, status, suite, st)
 				return nil
 			})
 		},

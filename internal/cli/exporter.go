@@ -49,35 +49,8 @@ Alert rules: deploy/prometheus/alerts.yml; dashboard: deploy/grafana/perflab.jso
 				return err
 			}
 			cfg := exporter.Config{FS: fs, Workload: w, Interval: interval, Version: Version, Tune: tune.Host{FS: fs}}
-			// Bench series are read from the run database opened read-only
-			// anew on each refresh: the exporter never creates the database
-			// or holds it open, works on one it may not write, and picks up
-			// a database the first bench creates after it started.
-			runs := func(ctx context.Context) ([]*run.Run, error) {
-				st, err := store.OpenReadOnly(db)
-				if errors.Is(err, store.ErrNoDatabase) {
-					return nil, nil
-				}
-				if err != nil {
-					return nil, err
-				}
-				defer st.Close()
-				return st.Runs(ctx, store.Filter{Limit: 500})
-			}
-			st, err := openStoreReadOnly(db)
-			switch {
-			case err == nil:
-				st.Close()
-				cfg.Runs = runs
-			case errors.Is(err, store.ErrNoDatabase):
-				fmt.Fprintf(e.stderr, "perflab: no bench results yet (%v); they are exported once 'perflab bench' stores runs\n", errors.Unwrap(err))
-				cfg.Runs = runs
-			case cmd.Flags().Changed("db"):
-				// A --db named on purpose that cannot be read is a mistake
-				// to report now, not a daemon silently without bench series.
+			if cfg.Runs, err = exporterRuns(e, db, cmd.Flags().Changed("db")); err != nil {
 				return err
-			default:
-				fmt.Fprintf(e.stderr, "perflab: no bench results exported: %v\n", err)
 			}
 			x := exporter.New(cfg)
 			if err := x.Refresh(cmd.Context()); err != nil {
@@ -114,4 +87,39 @@ func checkListen(addr string) error {
 		return clierr.Usagef(hint, "bad --listen %q: port %q is not a TCP port", addr, port)
 	}
 	return nil
+}
+
+// exporterRuns is how the exporter reads bench series: from the run
+// database opened read-only anew on each refresh, so the exporter never
+// creates the database or holds it open, works on one it may not write,
+// and picks up a database the first bench creates after it started. nil
+// when a database that exists cannot be read (said on stderr), or an
+// error when that database was named with --db.
+func exporterRuns(e *env, db string, named bool) (func(context.Context) ([]*run.Run, error), error) {
+	runs := func(ctx context.Context) ([]*run.Run, error) {
+		st, err := store.OpenReadOnly(db)
+		if errors.Is(err, store.ErrNoDatabase) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return st.Runs(ctx, store.Filter{Limit: 500})
+	}
+	st, err := openStoreReadOnly(db)
+	switch {
+	case err == nil:
+		st.Close()
+		return runs, nil
+	case errors.Is(err, store.ErrNoDatabase):
+		fmt.Fprintf(e.stderr, "perflab: no bench results yet (%v); they are exported once 'perflab bench' stores runs\n", errors.Unwrap(err))
+		return runs, nil
+	case named:
+		// A --db named on purpose that cannot be read is a mistake to
+		// report now, not a daemon silently without bench series.
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "perflab: no bench results exported: %v\n", err)
+	return nil, nil
 }

@@ -185,17 +185,9 @@ func writeGraph(w io.Writer, p *folded.Profile, format string, g *graphOptions, 
 
 // ---- fold ----
 
-func newFlameFoldCmd(e *env) *cobra.Command {
-	var (
-		opt     fold.Options
-		all     bool
-		threads int
-		out     outputFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "fold [FILE|-]",
-		Short: "Fold perf script output into folded stacks",
-		Long: `fold reads 'perf script' text (a file, or standard input) and writes folded
+// flameFoldLong is fold's help: what it writes, its parity with the
+// references, its exit codes.
+const flameFoldLong = `fold reads 'perf script' text (a file, or standard input) and writes folded
 stacks: "comm;root;…;leaf COUNT" lines in byte order, COUNT the sum of the
 samples' periods. Only the first event type is folded unless --event-filter
 picks one; skipped events are noted on stderr. Lines that are not perf
@@ -217,7 +209,19 @@ differently.
 
 Exit codes: 0 stacks folded (lines skipped, if any, are warned about on
 stderr); 2 no samples in the input, or no line of it is perf script
-(nothing is written); 3 the input could not be read.`,
+(nothing is written); 3 the input could not be read.`
+
+func newFlameFoldCmd(e *env) *cobra.Command {
+	var (
+		opt     fold.Options
+		all     bool
+		threads int
+		out     outputFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "fold [FILE|-]",
+		Short: "Fold perf script output into folded stacks",
+		Long:  flameFoldLong,
 		Example: `  perf record -e cpu-clock -g -- ./app && perf script | perflab flame fold > app.folded
   perf script -F +pid | perflab flame fold --pid --all > app.folded
   perflab flame fold --event-filter cycles perf.txt -o cycles.folded`,
@@ -353,12 +357,7 @@ single files that work offline. The format follows -o's extension (.svg,
 // ---- diff ----
 
 func newFlameDiffCmd(e *env) *cobra.Command {
-	var (
-		g    graphOptions
-		out  outputFlags
-		dopt diff.Options
-		top  int
-	)
+	var f flameDiffFlags
 	cmd := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
 		Short: "Compare two folded profiles: differential flame graph and the functions that changed",
@@ -377,72 +376,72 @@ address; --negate swaps the hues.`,
   perflab flame diff before.folded after.folded --normalize -o diff.svg
   perflab flame diff before.folded after.folded -o diff.folded --top 30`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := graphFormat(cmd, &out, "text")
-			if err != nil {
-				return err
-			}
-			if err := g.validate(); err != nil {
-				return err
-			}
-			before, err := readFolded(e, args[:1])
-			if err != nil {
-				return err
-			}
-			after, err := readFolded(e, args[1:])
-			if err != nil {
-				return err
-			}
-			d := diff.Join(before, after, dopt)
-			// Shares do not depend on scaling: the table is computed on
-			// the counts as recorded, so its totals are real and no
-			// truncation by --normalize skews a share.
-			raw := d
-			if dopt.Normalize {
-				raw = diff.Join(before, after, diff.Options{StripHex: dopt.StripHex})
-			}
-			rows := diff.Table(raw, top)
-			if format == "json" {
-				w, commit, err := out.open(e.stdout)
-				if err != nil {
-					return err
-				}
-				if err := writeJSON(w, rows); err != nil {
-					return err
-				}
-				return commit()
-			}
-			tableOut := e.stdout
-			if format != "text" {
-				// The graph goes to -o (or standard output, and then the
-				// table to standard error so a pipeline gets only the graph).
-				if out.output == "" || out.output == "-" {
-					tableOut = e.stderr
-				}
-				w, commit, err := out.open(e.stdout)
-				if err != nil {
-					return err
-				}
-				if g.title == "" {
-					g.title = "Differential Flame Graph: " + filepath.Base(args[0]) + " → " + filepath.Base(args[1])
-				}
-				if err := writeGraph(w, d, format, &g, "none"); err != nil {
-					return err
-				}
-				if err := commit(); err != nil {
-					return err
-				}
-			}
-			return diff.WriteTable(tableOut, rows, termfmt.Style{On: termfmt.ColorEnabled(tableOut)})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFlameDiff(cmd, e, &f, args) },
 	}
-	g.register(cmd)
-	cmd.Flags().BoolVarP(&dopt.Normalize, "normalize", "n", false, "scale BEFORE's counts to AFTER's total (truncated, as difffolded.pl -n)")
-	cmd.Flags().BoolVarP(&dopt.StripHex, "strip-hex", "s", false, `replace hex numbers ("0x7f3a…") in frames with "0x..." so addresses match across runs`)
-	cmd.Flags().BoolVar(&g.negate, "negate", false, "swap red and blue (grew ↔ shrank)")
-	cmd.Flags().IntVar(&top, "top", 15, "rows in the table (0: all)")
-	out.register(cmd, "text", "text", "json", "folded", "svg", "html")
+	f.g.register(cmd)
+	cmd.Flags().BoolVarP(&f.dopt.Normalize, "normalize", "n", false, "scale BEFORE's counts to AFTER's total (truncated, as difffolded.pl -n)")
+	cmd.Flags().BoolVarP(&f.dopt.StripHex, "strip-hex", "s", false, `replace hex numbers ("0x7f3a…") in frames with "0x..." so addresses match across runs`)
+	cmd.Flags().BoolVar(&f.g.negate, "negate", false, "swap red and blue (grew ↔ shrank)")
+	cmd.Flags().IntVar(&f.top, "top", 15, "rows in the table (0: all)")
+	f.out.register(cmd, "text", "text", "json", "folded", "svg", "html")
 	return cmd
+}
+
+type flameDiffFlags struct {
+	g    graphOptions
+	out  outputFlags
+	dopt diff.Options
+	top  int
+}
+
+func runFlameDiff(cmd *cobra.Command, e *env, f *flameDiffFlags, args []string) error {
+	format, err := graphFormat(cmd, &f.out, "text")
+	if err != nil {
+		return err
+	}
+	if err := f.g.validate(); err != nil {
+		return err
+	}
+	before, after, err := readFoldedPair(e, args)
+	if err != nil {
+		return err
+	}
+	d := diff.Join(before, after, f.dopt)
+	// Shares do not depend on scaling: the table is computed on the counts
+	// as recorded, so its totals are real and no truncation by --normalize
+	// skews a share.
+	raw := d
+	if f.dopt.Normalize {
+		raw = diff.Join(before, after, diff.Options{StripHex: f.dopt.StripHex})
+	}
+	rows := diff.Table(raw, f.top)
+	if format == "json" {
+		return writeOut(&f.out, e.stdout, func(w io.Writer) error { return writeJSON(w, rows) })
+	}
+	tableOut := e.stdout
+	if format != "text" {
+		// The graph goes to -o (or standard output, and then the
+		// table to standard error so a pipeline gets only the graph).
+		if f.out.output == "" || f.out.output == "-" {
+			tableOut = e.stderr
+		}
+		if f.g.title == "" {
+			f.g.title = "Differential Flame Graph: " + filepath.Base(args[0]) + " → " + filepath.Base(args[1])
+		}
+		if err := writeOut(&f.out, e.stdout, func(w io.Writer) error { return writeGraph(w, d, format, &f.g, "none") }); err != nil {
+			return err
+		}
+	}
+	return diff.WriteTable(tableOut, rows, termfmt.Style{On: termfmt.ColorEnabled(tableOut)})
+}
+
+// readFoldedPair reads the BEFORE and AFTER profiles of diff.
+func readFoldedPair(e *env, args []string) (before, after *folded.Profile, err error) {
+	if before, err = readFolded(e, args[:1]); err != nil {
+		return nil, nil, err
+	}
+	after, err = readFolded(e, args[1:])
+	return before, after, err
 }
 
 // ---- speedscope ----

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
@@ -184,10 +185,10 @@ func newIrqPinCmd(e *env) *cobra.Command {
 			}
 			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
 			if p.Check(fs) > 0 {
-				printPlan(e.stdout, p, st)
+				report.TunePlan(e.stdout, p, st)
 				return clierr.Runtimef("run as root on the host itself", "%d knob(s) cannot be changed here; nothing was changed", len(blockedItems(p)))
 			}
-			printPlan(e.stdout, p, st)
+			report.TunePlan(e.stdout, p, st)
 			if !yes {
 				return clierr.Usagef("pass --yes to apply", "refusing to change IRQ affinity without --yes")
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,18 +20,31 @@ type outputFlags struct {
 	format  string
 	output  string
 	allowed []string
+	flag    *pflag.Flag // --format, to tell a default from a choice
 }
 
 func (o *outputFlags) register(cmd *cobra.Command, def string, allowed ...string) {
 	o.allowed = allowed
 	cmd.Flags().StringVar(&o.format, "format", def, "output format: "+strings.Join(allowed, "|"))
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write to FILE instead of standard output (atomically)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write to FILE instead of standard output (atomically; .json, .md, .html pick the format unless --format is given)")
+	o.flag = cmd.Flags().Lookup("format")
 	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return allowed, cobra.ShellCompDirectiveNoFileComp
 	})
 }
 
 func (o *outputFlags) validate() error {
+	// -o x.json with no --format writes JSON: a file named .json holding
+	// a text report is a trap (snapshot -o good.json, then bisect --good).
+	if o.flag != nil && !o.flag.Changed {
+		if ext := strings.TrimPrefix(filepath.Ext(o.output), "."); ext != "" {
+			for _, a := range o.allowed {
+				if a == ext && a != "text" {
+					o.format = a
+				}
+			}
+		}
+	}
 	for _, a := range o.allowed {
 		if o.format == a {
 			return checkOutputPath(o.output)
@@ -149,4 +163,11 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -27,13 +27,13 @@ HTML, and the run-to-run spread when the database holds repeated runs.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			src := &sources{db: db}
-			defer src.close()
-			sides, err := src.sides(cmd.Context(), args)
+			src := newSources(db)
+			defer src.Close()
+			sides, err := src.Sides(cmd.Context(), args)
 			if err != nil {
-				return err
+				return sideErr(err)
 			}
-			c, err := compare.Compare(sides, compare.Options{History: src.history(cmd.Context(), sides)})
+			c, err := compare.Compare(sides, compare.Options{History: src.History(cmd.Context(), sides)})
 			if err != nil {
 				return clierr.Usagef("", "%v", err)
 			}

@@ -22,6 +22,7 @@ var Version = "dev"
 type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
+	args           []string // the command line, for --on to forward
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -36,7 +37,10 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 		Example: `  perflab audit --workload web           # what on this host costs nginx performance
   perflab snapshot -o host.json           # capture facts to analyse elsewhere
   perflab audit --snapshot host.json      # audit a host captured elsewhere
-  perflab bench quick --label before      # measure, with confidence intervals`,
+  perflab bench quick --label before      # measure, with confidence intervals
+  perflab audit --on db1                  # the same on another host over SSH (docs/two-hosts.md)
+  perflab bench quick --on vm1 --on ct1   # two hosts, probe by probe, side by side
+  perflab bench net.tcp --peer db2        # client here, server on db2`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Version:           Version,
@@ -49,6 +53,7 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 		return clierr.Usagef("see '"+c.CommandPath()+" --help'", "%v", err)
 	})
 	root.AddCommand(commands(e)...)
+	addRemote(root, e)
 	root.SetHelpCommandGroupID("")
 	root.InitDefaultCompletionCmd()
 	rejectUnknownSubcommands(root)
@@ -89,7 +94,7 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			code = clierr.Runtime
 		}
 	}()
-	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	e := &env{stdout: stdout, stderr: stderr, stdin: stdin, args: args}
 	root := newRoot(e)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -1,35 +1,15 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
-
-// ruleDoc is a rule as `perflab rules --format json` prints it.
-type ruleDoc struct {
-	ID        string   `json:"id"`
-	Title     string   `json:"title"`
-	Area      string   `json:"area"`
-	Severity  string   `json:"severity"`
-	Workloads []string `json:"workloads"` // empty: every workload
-	Knob      string   `json:"knob"`
-	Why       string   `json:"why"`
-	Source    string   `json:"source"`
-}
-
-func docOf(r *audit.Rule) ruleDoc {
-	wl := r.Workloads
-	if wl == nil {
-		wl = []string{}
-	}
-	return ruleDoc{ID: r.ID, Title: r.Title, Area: r.Area, Severity: r.Severity.String(), Workloads: wl, Knob: r.Knob, Why: r.Why, Source: r.Source}
-}
 
 func newRulesCmd(e *env) *cobra.Command {
 	var out outputFlags
@@ -64,22 +44,22 @@ workloads instead. docs/rules.md is generated from the same catalogue.`,
 				}
 				return writeOut(&out, e.stdout, func(w io.Writer) error {
 					if out.format == "json" {
-						return writeJSON(w, docOf(r))
+						return writeJSON(w, r.Doc())
 					}
-					printRule(w, r, st)
+					report.Rule(w, r, st)
 					return nil
 				})
 			}
 			return writeOut(&out, e.stdout, func(w io.Writer) error {
 				rules := audit.Rules()
 				if out.format == "json" {
-					docs := make([]ruleDoc, len(rules))
+					docs := make([]audit.RuleDoc, len(rules))
 					for i, r := range rules {
-						docs[i] = docOf(r)
+						docs[i] = r.Doc()
 					}
 					return writeJSON(w, docs)
 				}
-				printRuleTable(w, rules, st)
+				report.RuleTable(w, rules, st)
 				return nil
 			})
 		},
@@ -89,67 +69,14 @@ workloads instead. docs/rules.md is generated from the same catalogue.`,
 	return cmd
 }
 
-func printRuleTable(w io.Writer, rules []*audit.Rule, st termfmt.Style) {
-	idw := 2
-	for _, r := range rules {
-		if len(r.ID) > idw {
-			idw = len(r.ID)
-		}
-	}
-	fmt.Fprintf(w, "%s\n", st.Bold(fmt.Sprintf("%-*s  %-8s  %-8s  %-22s  %s", idw, "ID", "SEVERITY", "AREA", "WORKLOADS", "TITLE")))
-	for _, r := range rules {
-		fmt.Fprintf(w, "%-*s  %-8s  %-8s  %-22s  %s\n", idw, r.ID, r.Severity, r.Area, workloadList(r.Workloads), r.Title)
-	}
-	fmt.Fprintf(w, "\n%d rules; 'perflab rules ID' shows one in full.\n", len(rules))
-}
-
-func workloadList(wl []string) string {
-	if len(wl) == 0 {
-		return "all"
-	}
-	return strings.Join(wl, ",")
-}
-
-func printRule(w io.Writer, r *audit.Rule, st termfmt.Style) {
-	fmt.Fprintf(w, "%s  %s\n\n", st.Bold(r.ID), r.Title)
-	row := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k, v) }
-	row("severity", r.Severity.String())
-	row("area", r.Area)
-	row("workloads", workloadList(r.Workloads))
-	row("knob", r.Knob)
-	row("source", r.Source)
-	fmt.Fprintf(w, "\n%s\n", r.Why)
-}
-
 func printWorkloads(w io.Writer, format string, st termfmt.Style) error {
-	names := audit.Workloads()
 	if format == "json" {
-		type wdoc struct {
-			Name        string            `json:"name"`
-			Description string            `json:"description"`
-			Targets     map[string]string `json:"targets"`
-		}
-		docs := make([]wdoc, 0, len(names))
-		for _, n := range names {
-			wl, err := audit.LookupWorkload(n)
-			if err != nil {
-				return err
-			}
-			docs = append(docs, wdoc{n, wl.Description, wl.Targets})
+		docs, err := audit.WorkloadDocs()
+		if err != nil {
+			return err
 		}
 		return writeJSON(w, docs)
 	}
-	for _, n := range names {
-		fmt.Fprintf(w, "%-15s %s\n", st.Bold(n), audit.WorkloadInfo(n))
-	}
-	fmt.Fprintln(w, "\nApplications pick the class that fits them:")
-	for _, a := range audit.WorkloadAliases() {
-		line := fmt.Sprintf("  %-12s → %s", a.Name, a.Workload)
-		if a.Why != "" {
-			line += "  (" + a.Why + ")"
-		}
-		fmt.Fprintln(w, line)
-	}
-	fmt.Fprintln(w, "\nA YAML profile file extends one of them: 'perflab audit --workload my.yaml' (see docs/audit.md).")
+	report.Workloads(w, st)
 	return nil
 }

@@ -1,19 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"sort"
-	"strings"
-	"text/tabwriter"
-	"time"
 
-	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
-	"github.com/perflab/perflab/internal/monitor"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
@@ -129,90 +124,16 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 			// No database yet is an answer, not a failure: nothing is
 			// stored, so the list is empty.
 			s, openErr := store.OpenReadOnly(*db)
-			noDB := errors.Is(openErr, store.ErrNoDatabase)
-			switch {
-			case noDB:
-			case openErr != nil:
+			if openErr != nil && !errors.Is(openErr, store.ErrNoDatabase) {
 				return storeOpenErr(openErr)
-			default:
+			}
+			if s != nil {
 				defer s.Close()
 			}
-			w, commit, err := out.open(e.stdout)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
 			if labels {
-				var ls []store.LabelCount
-				if !noDB {
-					if ls, err = s.Labels(ctx); err != nil {
-						return storeErr(err)
-					}
-				}
-				if out.format == "json" {
-					if ls == nil {
-						ls = []store.LabelCount{}
-					}
-					if err := writeJSON(w, ls); err != nil {
-						return err
-					}
-					return commit()
-				}
-				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "LABEL\tRUNS\tNEWEST")
-				for _, l := range ls {
-					fmt.Fprintf(tw, "%s\t%d\t%s\n", l.Label, l.Runs, l.Newest.Local().Format("2006-01-02 15:04"))
-				}
-				tw.Flush()
-				return commit()
+				return listLabels(cmd.Context(), e, &out, s)
 			}
-			var runs []*run.Run
-			if !noDB {
-				if runs, err = s.Runs(ctx, f); err != nil {
-					return storeErr(err)
-				}
-			}
-			if out.format == "json" {
-				type jrun struct {
-					ID       string    `json:"id"`
-					Started  time.Time `json:"started"`
-					Label    string    `json:"label,omitempty"`
-					Suite    string    `json:"suite,omitempty"`
-					Probe    string    `json:"probe"`
-					Host     string    `json:"host"`
-					Samples  int       `json:"samples"`
-					Complete bool      `json:"complete"`
-					Stop     run.Stop  `json:"stop"`
-				}
-				js := make([]jrun, 0, len(runs))
-				for _, r := range runs {
-					js = append(js, jrun{r.ID, r.Started, r.Label, r.Suite, r.Probe, r.Host, runIterations(r), r.Complete, r.Stop})
-				}
-				if err := writeJSON(w, js); err != nil {
-					return err
-				}
-				return commit()
-			}
-			switch {
-			case noDB:
-				fmt.Fprintf(e.stderr, "%v (run 'perflab bench quick' to store one)\n", openErr)
-				return commit()
-			case len(runs) == 0:
-				fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
-				return commit()
-			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tLABEL\tSUITE\tPROBE\tHOST\tN\tSTOP")
-			for _, r := range runs {
-				stop := string(r.Stop)
-				if !r.Complete {
-					stop += " (incomplete)"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", runShortID(r.ID), r.Started.Local().Format("2006-01-02 15:04"),
-					runsDash(r.Label), runsDash(r.Suite), r.Probe, r.Host, runIterations(r), stop)
-			}
-			tw.Flush()
-			return commit()
+			return listRuns(cmd.Context(), e, &out, s, f, openErr)
 		},
 	}
 	out.register(cmd, "text", "text", "json")
@@ -220,6 +141,55 @@ func newRunsListCmd(e *env, db *string) *cobra.Command {
 	cmd.Flags().IntVar(&f.Limit, "limit", 0, "at most this many runs (0: all)")
 	cmd.Flags().BoolVar(&labels, "labels", false, "list the labels in use with their run counts instead")
 	return cmd
+}
+
+// listLabels prints the labels in use; s is nil when there is no database.
+func listLabels(ctx context.Context, e *env, out *outputFlags, s *store.Store) error {
+	ls := []store.LabelCount{}
+	if s != nil {
+		var err error
+		if ls, err = s.Labels(ctx); err != nil {
+			return storeErr(err)
+		}
+	}
+	return writeOut(out, e.stdout, func(w io.Writer) error {
+		if out.format == "json" {
+			if ls == nil {
+				ls = []store.LabelCount{}
+			}
+			return writeJSON(w, ls)
+		}
+		return report.Labels(w, ls)
+	})
+}
+
+// listRuns prints the runs matching f; s is nil when there is no
+// database (openErr says why).
+func listRuns(ctx context.Context, e *env, out *outputFlags, s *store.Store, f store.Filter, openErr error) error {
+	var runs []*run.Run
+	if s != nil {
+		var err error
+		if runs, err = s.Runs(ctx, f); err != nil {
+			return storeErr(err)
+		}
+	}
+	return writeOut(out, e.stdout, func(w io.Writer) error {
+		switch {
+		case out.format == "json":
+			ls := make([]run.Listing, 0, len(runs))
+			for _, r := range runs {
+				ls = append(ls, r.Listing())
+			}
+			return writeJSON(w, ls)
+		case s == nil:
+			fmt.Fprintf(e.stderr, "%v (run 'perflab bench quick' to store one)\n", openErr)
+			return nil
+		case len(runs) == 0:
+			fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
+			return nil
+		}
+		return report.RunsList(w, runs)
+	})
 }
 
 func newRunsShowCmd(e *env, db *string) *cobra.Command {
@@ -256,9 +226,9 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 			case "json":
 				err = writeJSON(w, r)
 			case "md":
-				err = writeBenchReport(w, []*run.Run{r}, "md", termfmt.Style{})
+				err = report.Bench(w, []*run.Run{r}, "md", termfmt.Style{})
 			default:
-				showRunText(w, r, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}, series, samples)
+				report.RunShow(w, r, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}, series, samples)
 			}
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
@@ -270,164 +240,6 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 	cmd.Flags().BoolVar(&series, "monitor", false, "print the whole monitor series, not only its summary")
 	cmd.Flags().BoolVar(&samples, "samples", false, "print every raw sample")
 	return cmd
-}
-
-func showRunText(w io.Writer, r *run.Run, st termfmt.Style, series, samples bool) {
-	writeRunText(w, r, r.Notes, st)
-	kv := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "  %-10s %s\n", k+":", v)
-		}
-	}
-	kv("id", r.ID)
-	kv("label", r.Label)
-	kv("suite", r.Suite)
-	kv("host", r.Host)
-	kv("snapshot", r.SnapshotID)
-	kv("started", r.Started.Local().Format(time.RFC3339))
-	kv("tool", strings.TrimSpace(r.Tool+" "+r.ToolVersion))
-	kv("command", strings.Join(r.Command, " "))
-	kv("params", runParamString(r.Params))
-	if r.CPUs == "" {
-		kv("cpus", "unpinned")
-	}
-	// Always shown, quiet or not: a quiet reading is what makes a noisy
-	// one on another run mean something. The note, when there is one,
-	// says what a noisy reading implies.
-	kv("host noise", bench.NoiseText(r.Noise))
-	if len(r.Monitor) > 0 {
-		fmt.Fprintln(w, "  host activity during the run (mean / max over "+fmt.Sprint(len(r.Monitor))+" s):")
-		for _, c := range presentColumns(r.Monitor) {
-			mean, mx, n := 0.0, math.Inf(-1), 0
-			for _, p := range r.Monitor {
-				v, ok := c.get(p)
-				if !ok {
-					continue
-				}
-				mean += v
-				mx = math.Max(mx, v)
-				n++
-			}
-			mean /= float64(n)
-			fmt.Fprintf(w, "    %-16s %10.1f / %-10.1f %s\n", c.name, mean, mx, c.unit)
-		}
-	}
-	if series && len(r.Monitor) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "t/s\t")
-		cols := presentColumns(r.Monitor)
-		for _, c := range cols {
-			fmt.Fprint(tw, c.short+"\t")
-		}
-		fmt.Fprintln(tw)
-		for _, p := range r.Monitor {
-			fmt.Fprintf(tw, "%.1f\t", p.T)
-			for _, c := range cols {
-				if v, ok := c.get(p); ok {
-					fmt.Fprintf(tw, "%.1f\t", v)
-				} else {
-					fmt.Fprint(tw, "-\t")
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
-	}
-	if samples {
-		for _, m := range r.Metrics {
-			vs := r.Values(m.Name)
-			parts := make([]string, len(vs))
-			for i, v := range vs {
-				parts[i] = fmt.Sprintf("%g", v)
-			}
-			fmt.Fprintf(w, "  %s (%s): %s\n", m.Name, m.Unit, strings.Join(parts, " "))
-		}
-	}
-}
-
-type monitorColumn struct {
-	name, short, unit string
-	// get reports a point's value, and false where the point lacks it
-	// (a field added after the run was stored, a source the host lacks).
-	get func(run.MonitorPoint) (float64, bool)
-}
-
-func always(f func(run.MonitorPoint) float64) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) { return f(p), true }
-}
-
-func optF(f func(run.MonitorPoint) *float64) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) {
-		if v := f(p); v != nil {
-			return *v, true
-		}
-		return 0, false
-	}
-}
-
-func optKiBtoMiB(f func(run.MonitorPoint) *int64) func(run.MonitorPoint) (float64, bool) {
-	return func(p run.MonitorPoint) (float64, bool) {
-		if v := f(p); v != nil {
-			return float64(*v) / 1024, true
-		}
-		return 0, false
-	}
-}
-
-var monitorColumns = []monitorColumn{
-	{"user", "usr%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.UserPct })},
-	{"system", "sys%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.SystemPct })},
-	{"iowait", "wa%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.IOWaitPct })},
-	{"irq+softirq", "si%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.IRQPct + p.SoftIRQPct })},
-	{"steal", "st%", "% CPU", always(func(p run.MonitorPoint) float64 { return p.StealPct })},
-	{"context switches", "cs/s", "/s", always(func(p run.MonitorPoint) float64 { return p.CtxSwitches })},
-	{"interrupts", "in/s", "/s", always(func(p run.MonitorPoint) float64 { return p.Interrupts })},
-	{"softirqs", "sirq/s", "/s", always(func(p run.MonitorPoint) float64 { return p.SoftIRQs })},
-	{"run queue", "r", "runnable tasks", always(func(p run.MonitorPoint) float64 { return float64(p.RunQueue) })},
-	{"blocked", "b", "tasks in D state", always(func(p run.MonitorPoint) float64 { return float64(p.Blocked) })},
-	{"mem available", "availMiB", "MiB", always(func(p run.MonitorPoint) float64 { return float64(p.MemAvailKiB) / 1024 })},
-	{"page cache", "cacheMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.PageCacheKiB })},
-	{"dirty", "dirtyMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.DirtyKiB })},
-	{"writeback", "wbMiB", "MiB", optKiBtoMiB(func(p run.MonitorPoint) *int64 { return p.WritebackKiB })},
-	{"read from disk", "pgin", "KiB/s", optF(func(p run.MonitorPoint) *float64 { return p.PgpgInKiBPerS })},
-	{"written to disk", "pgout", "KiB/s", optF(func(p run.MonitorPoint) *float64 { return p.PgpgOutKiBPerS })},
-	{"major faults", "majflt", "/s", optF(func(p run.MonitorPoint) *float64 { return p.MajFaultsPerS })},
-	{"reclaim scan", "pgscan", "pages/s", optF(func(p run.MonitorPoint) *float64 { return p.PgScanPerS })},
-	{"direct reclaim", "stall", "allocstalls/s", optF(func(p run.MonitorPoint) *float64 { return p.AllocStallsPerS })},
-	// Pressure as monitor.Field reads it: the exact per-interval share, or
-	// avg10 for runs stored before it existed.
-	{"PSI cpu some", "psi.cpu", "% of time", nil},
-	{"PSI memory some", "psi.mem", "% of time", nil},
-	{"PSI io some", "psi.io", "% of time", nil},
-}
-
-// monitorFieldOf names the monitor.Field behind a column whose get is nil:
-// read the one way (exact share, or avg10 for old runs), get and, for the
-// fallback, unit come from it.
-var monitorFieldOf = map[string]string{"psi.cpu": "psi_cpu_pct", "psi.mem": "psi_memory_pct", "psi.io": "psi_io_pct"}
-
-// presentColumns are the columns at least one point of the series has.
-func presentColumns(points []run.MonitorPoint) []monitorColumn {
-	var out []monitorColumn
-	for _, c := range monitorColumns {
-		if c.get == nil {
-			name := monitorFieldOf[c.short]
-			f, ok := monitor.MustField(name).In(points)
-			if !ok {
-				continue
-			}
-			if c.get = f.Get; f.Name != name {
-				c.unit = f.Unit
-			}
-		}
-		for _, p := range points {
-			if _, ok := c.get(p); ok {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	return out
 }
 
 func newRunsExportCmd(e *env, db *string) *cobra.Command {
@@ -452,35 +264,13 @@ snapshots they refer to, in the versioned format of docs/formats.md, for
 				return err
 			}
 			defer s.Close()
-			ctx := cmd.Context()
-			var runs []*run.Run
-			if len(args) > 0 {
-				for _, id := range args {
-					r, err := s.Run(ctx, id)
-					if err != nil {
-						return storeErr(err)
-					}
-					runs = append(runs, r)
-				}
-			} else if runs, err = s.Runs(ctx, f); err != nil {
+			runs, err := selectRuns(cmd.Context(), s, args, f)
+			if err != nil {
+				return err
+			}
+			ex, err := s.Export(cmd.Context(), runs)
+			if err != nil {
 				return storeErr(err)
-			}
-			if len(runs) == 0 {
-				return clierr.Usagef("see 'perflab runs list'", "no runs match")
-			}
-			ex := run.Export{Schema: run.Schema, Runs: runs, Snapshots: map[string]*snapshot.Snapshot{}}
-			for _, r := range runs {
-				if r.SnapshotID == "" || ex.Snapshots[r.SnapshotID] != nil {
-					continue
-				}
-				snap, err := s.Snapshot(ctx, r.SnapshotID)
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return storeErr(err)
-				}
-				ex.Snapshots[r.SnapshotID] = snap
 			}
 			w, commit, err := out.open(e.stdout)
 			if err != nil {
@@ -611,32 +401,12 @@ func newRunsRmCmd(e *env, db *string) *cobra.Command {
 				if err := s.Delete(ctx, r.ID); err != nil {
 					return storeErr(err)
 				}
-				fmt.Fprintf(e.stdout, "deleted run %s (%s%s, %s)\n", runShortID(r.ID), r.Probe, runsLabelSuffix(r.Label), r.Started.Local().Format("2006-01-02 15:04"))
+				fmt.Fprintf(e.stdout, "deleted run %s (%s%s, %s)\n", report.ShortID(r.ID), r.Probe, runsLabelSuffix(r.Label), r.Started.Local().Format("2006-01-02 15:04"))
 			}
 			return nil
 		},
 	}
 	return cmd
-}
-
-func runIterations(r *run.Run) int {
-	if len(r.Metrics) == 0 {
-		return 0
-	}
-	return len(r.Values(r.Metrics[0].Name))
-}
-
-func runParamString(p map[string]string) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + p[k]
-	}
-	return strings.Join(parts, " ")
 }
 
 func runsLabelSuffix(l string) string {
@@ -646,9 +416,25 @@ func runsLabelSuffix(l string) string {
 	return ", label " + l
 }
 
-func runsDash(s string) string {
-	if s == "" {
-		return "-"
+// selectRuns are the runs named by id (prefix), or else matching f; none
+// is a usage error.
+func selectRuns(ctx context.Context, s *store.Store, ids []string, f store.Filter) ([]*run.Run, error) {
+	var runs []*run.Run
+	for _, id := range ids {
+		r, err := s.Run(ctx, id)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		runs = append(runs, r)
 	}
-	return s
+	if len(ids) == 0 {
+		var err error
+		if runs, err = s.Runs(ctx, f); err != nil {
+			return nil, storeErr(err)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, clierr.Usagef("see 'perflab runs list'", "no runs match")
+	}
+	return runs, nil
 }

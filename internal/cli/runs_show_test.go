@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/internal/fixture/fixrun"
 	"github.com/perflab/perflab/internal/run"
 )
 
@@ -15,14 +16,14 @@ import (
 // leave out what they lack, never as a measured 0. A newer run from a
 // kernel without PSI has a placeholder 0 in avg10, which is not shown.
 func TestRunsShowOldAndPartialRuns(t *testing.T) {
-	old := sessionRun("old00001", "cpu")
-	noPSI := sessionRun("nopsi002", "cpu")
+	old := fixrun.Run("old00001", "cpu")
+	noPSI := fixrun.Run("nopsi002", "cpu")
 	for i := range 3 {
 		old.Monitor = append(old.Monitor, run.MonitorPoint{T: float64(i + 1), UserPct: 50, MemAvailKiB: 1 << 20, PSICPU: 12.5, PSIIO: 0.5})
 		cache := int64(2 << 20)
 		noPSI.Monitor = append(noPSI.Monitor, run.MonitorPoint{T: float64(i + 1), UserPct: 50, MemAvailKiB: 1 << 20, PageCacheKiB: &cache, DirtyKiB: &cache, WritebackKiB: &cache})
 	}
-	noPSI.Noise = noisyNoise()
+	noPSI.Noise = fixrun.NoisyNoise()
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "old.json")
 	f, err := os.Create(exp)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
@@ -38,44 +39,11 @@ reason. The JSON form feeds 'perflab audit --snapshot' on any machine.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			fs, err := hostfs.New(root)
-			if err != nil {
-				if errors.Is(err, hostfs.ErrNotLinuxRoot) || errors.Is(err, os.ErrNotExist) {
-					return clierr.Usagef("point --root at a directory holding proc/ and sys/, or omit it for this host", "--root %s is not a Linux root tree", root)
-				}
-				return clierr.Usagef("check the --root path", "--root %s: %v", root, err)
-			}
-			if pid < 0 {
-				return clierr.Usagef("give the PID of a running process", "--pid %d is not a process ID", pid)
-			}
-			if pid > 0 && !fs.Exists("/proc/"+strconv.Itoa(pid)) {
-				return clierr.Usagef("check the PID with 'ps' (under --root, its /proc/<pid> must exist)", "no process %d under %s", pid, fs.Path("/proc"))
-			}
-			s, err := snapshot.Collect(fs, snapshot.Options{PID: pid})
-			if err != nil {
-				return clierr.Runtimef("", "snapshot of %s: %v", fs.Root(), err)
-			}
-			w, commit, err := out.open(e.stdout)
+			s, err := collectSnapshot(root, pid)
 			if err != nil {
 				return err
 			}
-			switch out.format {
-			case "json":
-				err = s.Encode(w)
-			default:
-				style := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
-				err = s.WriteText(w, style, verbose)
-			}
-			if err != nil {
-				return clierr.Runtimef("", "write snapshot: %v", err)
-			}
-			if err := commit(); err != nil {
-				return clierr.Runtimef("check that the directory is writable", "%v", err)
-			}
-			if out.output != "" && out.output != "-" {
-				fmt.Fprintf(e.stderr, "snapshot %s written to %s (%d facts unavailable)\n", s.ID, out.output, len(s.Unavailable))
-			}
-			return nil
+			return writeSnapshot(e, &out, s, verbose)
 		},
 	}
 	out.register(cmd, "text", "text", "json")
@@ -83,4 +51,51 @@ reason. The JSON form feeds 'perflab audit --snapshot' on any machine.`,
 	cmd.Flags().IntVar(&pid, "pid", 0, "also record this process (cgroup, limits, allocator, mounts from its view)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every unavailable fact with the reason")
 	return cmd
+}
+
+// collectSnapshot takes the snapshot of --root, checking --pid first.
+func collectSnapshot(root string, pid int) (*snapshot.Snapshot, error) {
+	fs, err := hostfs.New(root)
+	if err != nil {
+		if errors.Is(err, hostfs.ErrNotLinuxRoot) || errors.Is(err, os.ErrNotExist) {
+			return nil, clierr.Usagef("point --root at a directory holding proc/ and sys/, or omit it for this host", "--root %s is not a Linux root tree", root)
+		}
+		return nil, clierr.Usagef("check the --root path", "--root %s: %v", root, err)
+	}
+	if pid < 0 {
+		return nil, clierr.Usagef("give the PID of a running process", "--pid %d is not a process ID", pid)
+	}
+	if pid > 0 && !fs.Exists("/proc/"+strconv.Itoa(pid)) {
+		return nil, clierr.Usagef("check the PID with 'ps' (under --root, its /proc/<pid> must exist)", "no process %d under %s", pid, fs.Path("/proc"))
+	}
+	s, err := snapshot.Collect(fs, snapshot.Options{PID: pid})
+	if err != nil {
+		return nil, clierr.Runtimef("", "snapshot of %s: %v", fs.Root(), err)
+	}
+	return s, nil
+}
+
+// writeSnapshot writes the snapshot as JSON or the text summary.
+func writeSnapshot(e *env, out *outputFlags, s *snapshot.Snapshot, verbose bool) error {
+	w, commit, err := out.open(e.stdout)
+	if err != nil {
+		return err
+	}
+	switch out.format {
+	case "json":
+		err = s.Encode(w)
+	default:
+		style := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
+		err = report.SnapshotText(w, s, style, verbose)
+	}
+	if err != nil {
+		return clierr.Runtimef("", "write snapshot: %v", err)
+	}
+	if err := commit(); err != nil {
+		return clierr.Runtimef("check that the directory is writable", "%v", err)
+	}
+	if out.output != "" && out.output != "-" {
+		fmt.Fprintf(e.stderr, "snapshot %s written to %s (%d facts unavailable)\n", s.ID, out.output, len(s.Unavailable))
+	}
+	return nil
 }

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"github.com/perflab/perflab/internal/bench"
 	"io"
 	"strings"
+	"time"
 
-	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
 	"github.com/spf13/cobra"
@@ -82,7 +85,7 @@ func newTunePlanCmd(e *env) *cobra.Command {
 				if f.out.format == "json" {
 					return writeJSON(w, p)
 				}
-				printPlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
+				report.TunePlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
 				return nil
 			})
 		},
@@ -91,88 +94,122 @@ func newTunePlanCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printPlan(w io.Writer, p tune.Plan, st termfmt.Style) {
-	if len(p.Items) == 0 && len(p.Instructions) == 0 {
-		fmt.Fprintf(w, "Nothing to change: this host already meets workload %s.\n", p.Workload)
-		return
-	}
-	fmt.Fprintf(w, "%s %d knob(s) for workload %s:\n", st.Bold("Plan:"), len(p.Items), p.Workload)
-	for _, it := range p.Items {
-		line := fmt.Sprintf("  %-18s %s: %s → %s", it.Rule, it.Change.Target, orDash(it.Change.Current), it.Change.Value)
-		if it.Blocked != "" {
-			line += "  " + st.Red("cannot change: "+it.Blocked)
-		}
-		fmt.Fprintln(w, line)
-	}
-	if len(p.Instructions) > 0 {
-		fmt.Fprintf(w, "\n%s (perflab never applies these itself):\n", st.Bold("By hand"))
-		for _, it := range p.Instructions {
-			fmt.Fprintf(w, "  %-18s %s\n", it.Rule, audit.FixCommands([]audit.Change{it.Change}))
-		}
-	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+type tuneApplyFlags struct {
+	tuneFlags
+	yes, persist, skipBlocked bool
+	measure                   string
+	blocks                    int
+	budget                    time.Duration
 }
 
 func newTuneApplyCmd(e *env) *cobra.Command {
-	var f tuneFlags
-	var yes, persist, skipBlocked bool
+	var f tuneApplyFlags
 	cmd := &cobra.Command{
 		Use:   "apply WORKLOAD|FILE",
 		Short: "Apply the plan as a journaled transaction (rolls back on any failure)",
+		Long: `apply writes the plan's knobs as one journaled transaction: the old value of
+each knob is journaled before it is written, and any failure or Ctrl-C rolls
+back. 'perflab tune revert' restores everything later.
+
+--measure SUITE first measures what the plan does: interleaved blocks put
+the host "before" (the journal reverted) and "after" (the plan applied), each
+measured once per block in random order; the blocks pair, so the host's drift
+cancels, and every metric's effect is printed with its 95% CI. The host is
+left tuned (unless the measurement fails or is interrupted: then it is
+reverted). Seed 002 tested tcp_tw_reuse "separately, to prevent a negative
+optimisation": this is that test, for the whole plan.`,
 		Example: `  perflab tune apply web --yes
-  perflab tune apply db --persist --yes   # also write /etc/sysctl.d/99-perflab.conf`,
+  perflab tune apply db --persist --yes   # also write /etc/sysctl.d/99-perflab.conf
+  perflab tune apply web --measure net --blocks 6 --yes   # measure before/after, then leave it tuned`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, fs, err := f.plan(args[0])
-			if err != nil {
-				return err
-			}
-			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
-			printPlan(e.stdout, p, st)
-			if blocked := blockedItems(p); len(blocked) > 0 {
-				if !skipBlocked {
-					return clierr.Runtimef("run as root on the host itself, or pass --skip-blocked to apply the rest", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
-				}
-				p = withoutBlocked(p)
-				fmt.Fprintf(e.stderr, "perflab: skipping %d knob(s) that cannot be changed here\n", len(blocked))
-			}
-			if len(p.Items) == 0 {
-				return nil
-			}
-			if !yes {
-				if !termfmt.IsTTY(e.stdout) {
-					return clierr.Usagef("pass --yes to apply without a prompt", "refusing to change the host non-interactively")
-				}
-				fmt.Fprint(e.stdout, "Apply these changes? [y/N] ")
-				ans, _ := bufio.NewReader(e.stdin).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(ans)); a != "y" && a != "yes" {
-					fmt.Fprintln(e.stdout, "Nothing changed.")
-					return nil
-				}
-			}
-			h := tune.Host{FS: fs}
-			applied, err := h.Apply(cmd.Context(), p, tune.ApplyOptions{
-				Source: "tune apply " + args[0], Persist: persist,
-				Log: func(format string, a ...any) { fmt.Fprintf(e.stderr, "  "+format+"\n", a...) },
-			})
-			if err != nil {
-				return clierr.Runtimef("", "%v", err)
-			}
-			fmt.Fprintf(e.stdout, "Applied %d knob(s). Check with 'perflab tune verify'; undo with 'perflab tune revert'.\n", len(applied))
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTuneApply(cmd, e, &f, args[0]) },
 	}
 	f.register(cmd)
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "apply without asking (needed when not on a terminal)")
-	cmd.Flags().BoolVar(&persist, "persist", false, "also persist sysctls in "+tune.PersistPath)
-	cmd.Flags().BoolVar(&skipBlocked, "skip-blocked", false, "apply the knobs that can be changed and skip the rest (default: change nothing)")
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "apply without asking (needed when not on a terminal)")
+	cmd.Flags().BoolVar(&f.persist, "persist", false, "also persist sysctls in "+tune.PersistPath)
+	cmd.Flags().BoolVar(&f.skipBlocked, "skip-blocked", false, "apply the knobs that can be changed and skip the rest (default: change nothing)")
+	cmd.Flags().StringVar(&f.measure, "measure", "", "measure SUITE (or PROBE) before and after in interleaved blocks, print each effect with its CI, then leave the host tuned")
+	cmd.Flags().IntVar(&f.blocks, "blocks", 6, "with --measure: blocks of before/after")
+	cmd.Flags().DurationVar(&f.budget, "budget", 10*time.Second, "with --measure: time budget of each measurement of each probe")
 	return cmd
+}
+
+func runTuneApply(cmd *cobra.Command, e *env, f *tuneApplyFlags, name string) error {
+	p, fs, err := f.plan(name)
+	if err != nil {
+		return err
+	}
+	st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
+	report.TunePlan(e.stdout, p, st)
+	if blocked := blockedItems(p); len(blocked) > 0 {
+		if !f.skipBlocked {
+			return clierr.Runtimef("run as root on the host itself, or pass --skip-blocked to apply the rest", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
+		}
+		p = withoutBlocked(p)
+		fmt.Fprintf(e.stderr, "perflab: skipping %d knob(s) that cannot be changed here\n", len(blocked))
+	}
+	if len(p.Items) == 0 {
+		return nil
+	}
+	if ok, err := confirmApply(e, f.yes); !ok || err != nil {
+		return err
+	}
+	h := tune.Host{FS: fs}
+	opt := tune.ApplyOptions{Source: "tune apply " + name, Persist: f.persist,
+		Log: func(format string, a ...any) { fmt.Fprintf(e.stderr, "  "+format+"\n", a...) }}
+	if f.measure != "" {
+		return measureApply(cmd.Context(), e, h, p, opt, f)
+	}
+	applied, err := h.Apply(cmd.Context(), p, opt)
+	if err != nil {
+		return clierr.Runtimef("", "%v", err)
+	}
+	fmt.Fprintf(e.stdout, "Applied %d knob(s). Check with 'perflab tune verify'; undo with 'perflab tune revert'.\n", len(applied))
+	return nil
+}
+
+// confirmApply asks on a terminal unless --yes; false means do nothing.
+func confirmApply(e *env, yes bool) (bool, error) {
+	if yes {
+		return true, nil
+	}
+	if !termfmt.IsTTY(e.stdout) {
+		return false, clierr.Usagef("pass --yes to apply without a prompt", "refusing to change the host non-interactively")
+	}
+	fmt.Fprint(e.stdout, "Apply these changes? [y/N] ")
+	ans, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(ans)); a != "y" && a != "yes" {
+		fmt.Fprintln(e.stdout, "Nothing changed.")
+		return false, nil
+	}
+	return true, nil
+}
+
+// measureApply is tune apply --measure: the plan measured before/after in
+// interleaved blocks (tune.Host.MeasureApply), its effects printed, the
+// host left tuned.
+func measureApply(ctx context.Context, e *env, h tune.Host, p tune.Plan, opt tune.ApplyOptions, f *tuneApplyFlags) error {
+	plan, err := probeCatalog().Resolve([]string{f.measure}, nil)
+	if err != nil {
+		return optionErr(err, benchFlagNames)
+	}
+	bo := bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Warmup: bench.DefaultWarmup,
+		Budget: f.budget, Version: Version, Log: io.Discard, Suite: plan.Suite, Label: "tune-" + p.Workload,
+		Progress: bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))}
+	for i := range plan.Items {
+		plan.Items[i].Budget = f.budget
+	}
+	m, err := h.MeasureApply(ctx, p, opt, plan.Items, bench.InterleaveOptions{Blocks: f.blocks, MinBlocks: min(3, f.blocks)}, bo)
+	if m != nil && m.Interleaved != nil {
+		if werr := report.Interleaved(e.stdout, m.Interleaved, "text", termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return clierr.Runtimef("the host was reverted", "%v", err)
+	}
+	fmt.Fprintf(e.stdout, "Applied %d knob(s) after measuring them. Check with 'perflab tune verify'; undo with 'perflab tune revert'.\n", len(m.Applied))
+	return nil
 }
 
 // withoutBlocked drops the items that cannot be applied here.
@@ -231,19 +268,7 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 					}
 					return writeJSON(w, drift)
 				}
-				if len(drift) == 0 {
-					fmt.Fprintln(w, "Nothing applied: no tuning journal on this host.")
-				}
-				for _, d := range drift {
-					switch {
-					case d.Error != "":
-						fmt.Fprintf(w, "%s %s: %s\n", st.Red("ERROR"), d.Target, d.Error)
-					case d.OK:
-						fmt.Fprintf(w, "%s    %s = %s\n", st.Green("OK"), d.Target, d.Current)
-					default:
-						fmt.Fprintf(w, "%s %s = %s, expected %s\n", st.Red("DRIFT"), d.Target, d.Current, d.Expected)
-					}
-				}
+				report.TuneVerify(w, drift, st)
 				return nil
 			}); err != nil {
 				return err
@@ -310,28 +335,7 @@ func newTuneStatusCmd(e *env) *cobra.Command {
 				if out.format == "json" {
 					return writeJSON(w, j)
 				}
-				if j == nil {
-					fmt.Fprintln(w, "No tuning applied.")
-					return nil
-				}
-				for _, t := range j.Txns {
-					fmt.Fprintf(w, "#%d %s  %s\n", t.ID, t.Time.Format("2006-01-02 15:04:05Z"), t.Source)
-					for _, en := range j.Entries {
-						if en.Txn == t.ID {
-							where := ""
-							if why := en.Elsewhere(); why != "" {
-								where = "  (" + why + ")"
-							}
-							fmt.Fprintf(w, "   %-8s %s: %s → %s%s\n", en.State, en.Change.Target, en.Old, en.New, where)
-						}
-					}
-				}
-				for _, en := range j.Entries {
-					if en.State == tune.Pending {
-						fmt.Fprintln(w, "An apply was interrupted (pending entries): run 'perflab tune revert' to restore.")
-						break
-					}
-				}
+				report.TuneStatus(w, j)
 				return nil
 			})
 		},

@@ -35,7 +35,7 @@ func Compare(sides []Side, opt Options) (*Comparison, error) {
 		return nil, err
 	}
 	for i := 1; i < len(sides); i++ {
-		p := c.pair(i, opt)
+		p := c.pair(sides, i, opt)
 		explain(c, &p, sides[0], sides[i])
 		c.Pairs = append(c.Pairs, p)
 	}
@@ -100,7 +100,19 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 				if row.Sides[si] == nil {
 					row.Sides[si] = &SideStats{}
 				}
-				row.Sides[si].Samples = append(row.Sides[si].Samples, r.Values(m.Name)...)
+				vals := r.Values(m.Name)
+				row.Sides[si].Samples = append(row.Sides[si].Samples, vals...)
+				row.Sides[si].RunMedians = append(row.Sides[si].RunMedians, runMedians(r, vals)...)
+				ss := row.Sides[si]
+				ss.samplesAreRuns = ss.samplesAreRuns || r.Tool == goBenchTool
+				if _, dup := ss.blocks[r.Block]; r.State == "" || r.Block == 0 || dup || len(vals) == 0 {
+					ss.unblocked = true
+				} else {
+					if ss.blocks == nil {
+						ss.blocks = map[int]float64{}
+					}
+					ss.blocks[r.Block] = stats.Median(vals)
+				}
 			}
 		}
 	}
@@ -223,7 +235,7 @@ func suiteOf(r *run.Run) string {
 }
 
 // pair compares side o with side 0 on every metric both have.
-func (c *Comparison) pair(o int, opt Options) Pair {
+func (c *Comparison) pair(sides []Side, o int, opt Options) Pair {
 	p := Pair{Other: o, Counts: map[Verdict]int{}}
 	var ps []float64
 	for i, row := range c.Metrics {
@@ -231,7 +243,9 @@ func (c *Comparison) pair(o int, opt Options) Pair {
 		if a == nil || b == nil {
 			continue
 		}
-		d := delta(i, row, a, b, opt)
+		cal, ncal := calibration(row.Key, sides[0], sides[o], opt.History, runIDs(sides))
+		d := delta(i, row, a, b, cal, opt)
+		d.Drift.CalibrationRuns = ncal
 		p.Deltas = append(p.Deltas, d)
 		ps = append(ps, d.P)
 	}
@@ -240,31 +254,70 @@ func (c *Comparison) pair(o int, opt Options) Pair {
 		d := &p.Deltas[i]
 		d.PAdj = adj[i]
 		row := c.Metrics[d.Row]
-		d.Verdict, d.Need = verdict(*d, row, row.Sides[0], row.Sides[o], opt)
+		d.Verdict, d.Need, d.Gross, d.Reason = verdict(*d, row, row.Sides[0], row.Sides[o], opt)
 		p.Counts[d.Verdict]++
+	}
+	p.HostDrift = hostDrift(sides[0].Runs, sides[o].Runs, opt)
+	markHostDrift(c, &p, opt)
+	for _, d := range p.Deltas {
+		if (d.Verdict == Better || d.Verdict == Worse) && !d.HostDrift {
+			p.Changed++
+		}
 	}
 	p.Suites = suiteMeans(c.Metrics, p.Deltas)
 	return p
 }
 
-func delta(row int, m MetricRow, a, b *SideStats, opt Options) Delta {
+func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) Delta {
 	d := Delta{Row: row}
 	mw := stats.MannWhitneyTest(a.Samples, b.Samples)
-	d.U, d.P = mw.U, mw.P
-	hl := stats.HodgesLehmannTest(a.Samples, b.Samples, opt.Confidence)
-	d.Shift, d.ShiftLo, d.ShiftHi = hl.Shift, hl.Lo, hl.Hi
+	d.U = mw.U
+	if a.samplesAreRuns && b.samplesAreRuns {
+		return deltaGoBench(row, a, b, opt)
+	}
+	pa, pb := pairedBlocks(a, b)
+	compareRuns := func(conf float64) stats.RunLevel {
+		if len(pa) >= 2 {
+			return stats.ComparePaired(pa, pb, conf)
+		}
+		return stats.CompareRuns(a.RunMedians, b.RunMedians, cal, conf)
+	}
+	rl := compareRuns(opt.Confidence)
+	d.P = rl.P
+	d.Drift = RunDrift{Source: rl.Source, RunsBase: rl.Ka, RunsOther: rl.Kb, DF: rl.DF}
+	if rl.DF > 0 {
+		d.Drift.Pct = rl.DriftPct
+		d.Drift.RunsNeeded = stats.RunsNeeded(rl.DriftPct, 100*opt.Margin, opt.Alpha)
+	}
 	base := a.Summary.Median
+	d.Ratio = rl.Ratio
 	d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct = math.NaN(), math.NaN(), math.NaN()
-	if base != 0 && !math.IsNaN(base) {
-		d.DeltaPct = 100 * d.Shift / math.Abs(base)
-		d.DeltaLoPct = 100 * d.ShiftLo / math.Abs(base)
-		d.DeltaHiPct = 100 * d.ShiftHi / math.Abs(base)
+	d.Shift, d.ShiftLo, d.ShiftHi = math.NaN(), math.NaN(), math.NaN()
+	if !math.IsNaN(rl.Ratio) {
+		d.DeltaPct = 100 * (rl.Ratio - 1)
+		d.DeltaLoPct, d.DeltaHiPct = 100*(rl.Lo-1), 100*(rl.Hi-1)
+		if base != 0 && !math.IsNaN(base) {
+			d.Shift = math.Abs(base) * (rl.Ratio - 1)
+			d.ShiftLo, d.ShiftHi = math.Abs(base)*(rl.Lo-1), math.Abs(base)*(rl.Hi-1)
+		}
 	}
-	d.Ratio = math.NaN()
-	if base != 0 {
-		d.Ratio = b.Summary.Median / base
+	if rl.Linear {
+		// Counts that can be zero: the model is on the values, the shift
+		// is shown in the metric's unit.
+		d.Shift, d.ShiftLo, d.ShiftHi = rl.Diff, rl.DiffLo, rl.DiffHi
+		if base != 0 && !math.IsNaN(base) {
+			d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct = 100*rl.Diff/math.Abs(base), 100*rl.DiffLo/math.Abs(base), 100*rl.DiffHi/math.Abs(base)
+		}
 	}
-	d.Equivalent, _, _ = stats.Equivalent(a.Samples, b.Samples, opt.Margin, opt.Alpha)
+	// Equivalence: the 1−2α interval of the ratio inside ±margin (TOST on
+	// the run-level model).
+	eq := compareRuns(1 - 2*opt.Alpha)
+	if eq.Linear {
+		m := opt.Margin * math.Abs(base)
+		d.Equivalent = eq.HasInterval() && eq.DiffLo > -m && eq.DiffHi < m || eq.HasInterval() && eq.DiffLo == 0 && eq.DiffHi == 0
+	} else {
+		d.Equivalent = eq.HasInterval() && eq.Lo > 1/(1+opt.Margin) && eq.Hi < 1+opt.Margin
+	}
 	var spread float64
 	for _, s := range []*SideStats{a, b} {
 		if s.Noise != nil {
@@ -272,37 +325,204 @@ func delta(row int, m MetricRow, a, b *SideStats, opt Options) Delta {
 		}
 	}
 	d.WithinNoise = spread > 0 && !math.IsNaN(d.DeltaPct) && math.Abs(d.DeltaPct) < spread
+	d.lvl = rl
 	return d
 }
 
-// verdict applies the rules of docs/compare.md. Samples too small for the
-// test ever to reach α are inconclusive, with the per-side count that
-// would make it testable. Otherwise a significant difference (Holm-adjusted
-// p < α) is better or worse by the metric's direction; an insignificant one
-// is equivalent when TOST shows it within ±margin, else same.
-func verdict(d Delta, m MetricRow, a, b *SideStats, opt Options) (Verdict, int) {
+// pairedBlocks returns the run medians of the blocks both sides measured,
+// in block order, when every run of both sides comes from an interleaved
+// session ('bench --state'): those are compared pairwise.
+func pairedBlocks(a, b *SideStats) ([]float64, []float64) {
+	if a.unblocked || b.unblocked {
+		return nil, nil
+	}
+	var blocks []int
+	for blk := range a.blocks {
+		if _, ok := b.blocks[blk]; ok {
+			blocks = append(blocks, blk)
+		}
+	}
+	slices.Sort(blocks)
+	var pa, pb []float64
+	for _, blk := range blocks {
+		pa, pb = append(pa, a.blocks[blk]), append(pb, b.blocks[blk])
+	}
+	return pa, pb
+}
+
+// deltaGoBench compares Go benchmark results as benchstat does: every
+// -count repetition is an independent run, so the samples are the runs and
+// the test is Mann–Whitney U on them, the shift Hodges–Lehmann's, and
+// equivalence TOST on that shift. p-values agree with benchstat's.
+func deltaGoBench(row int, a, b *SideStats, opt Options) Delta {
+	d := Delta{Row: row}
+	mw := stats.MannWhitneyTest(a.Samples, b.Samples)
+	d.U, d.P = mw.U, mw.P
+	hl := stats.HodgesLehmannTest(a.Samples, b.Samples, opt.Confidence)
+	d.Shift, d.ShiftLo, d.ShiftHi = hl.Shift, hl.Lo, hl.Hi
+	base := a.Summary.Median
+	d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct, d.Ratio = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	if base != 0 && !math.IsNaN(base) {
+		d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct = 100*d.Shift/math.Abs(base), 100*d.ShiftLo/math.Abs(base), 100*d.ShiftHi/math.Abs(base)
+		d.Ratio = b.Summary.Median / base
+	}
+	d.Equivalent, _, _ = stats.Equivalent(a.Samples, b.Samples, opt.Margin, opt.Alpha)
+	d.Drift = RunDrift{Source: stats.DriftRuns, RunsBase: len(a.Samples), RunsOther: len(b.Samples)}
+	d.sampleLevel = true
+	return d
+}
+
+// verdictGoBench: Holm-adjusted Mann–Whitney p < α decides; samples too
+// few for any p below α are inconclusive with the count that would do.
+func verdictGoBench(d Delta, m MetricRow, a, b *SideStats, opt Options) (Verdict, int, bool, string) {
 	na, nb := len(a.Samples), len(b.Samples)
 	if na == 0 || nb == 0 || math.IsNaN(d.P) || stats.MinPValue(na, nb) >= opt.Alpha {
-		return Inconclusive, stats.SamplesNeeded(opt.Alpha)
+		n := stats.SamplesNeeded(opt.Alpha)
+		return Inconclusive, n, false, fmt.Sprintf("too few results: -count %d or more per side can reach p < %g", n, opt.Alpha)
 	}
-	// A significant shift smaller than the run-to-run spread measured on
-	// these hosts is not evidence of a change: the next run of the same
-	// thing could land as far away (docs/statistics.md, A/A noise floor).
-	if d.PAdj < opt.Alpha && !d.WithinNoise {
+	if d.PAdj < opt.Alpha {
 		dir := d.Shift
 		if dir == 0 {
 			dir = b.Summary.Median - a.Summary.Median
 		}
 		switch {
 		case dir > 0 && m.Better == run.Higher, dir < 0 && m.Better == run.Lower:
-			return Better, 0
+			return Better, 0, false, ""
 		case dir != 0:
-			return Worse, 0
+			return Worse, 0, false, ""
 		}
-		return Same, 0
 	}
 	if d.Equivalent {
-		return Equivalent, 0
+		return Equivalent, 0, false, ""
 	}
-	return Same, 0
+	return Same, 0, false, ""
+}
+
+// verdict applies the rules of docs/compare.md on the run-level model
+// (docs/statistics.md): a change is called only when the Holm-adjusted
+// run-level p is below α and the whole interval of the ratio lies beyond
+// ±MinEffect·margin. With one run per side and no calibration there is no
+// drift estimate: only a change beyond stats.GrossFactor whose two runs'
+// median intervals do not overlap is called; everything else is
+// inconclusive, with the runs that would settle it.
+func verdict(d Delta, m MetricRow, a, b *SideStats, opt Options) (Verdict, int, bool, string) {
+	if d.sampleLevel {
+		return verdictGoBench(d, m, a, b, opt)
+	}
+	if len(a.Samples) == 0 || len(b.Samples) == 0 || (math.IsNaN(d.Ratio) && !d.lvl.Linear) {
+		return Inconclusive, 0, false, "no samples on one side"
+	}
+	dir := 0
+	gross := false
+	if d.lvl.HasInterval() {
+		if d.PAdj < opt.Alpha {
+			dir = d.lvl.Direction(stats.MinEffect * opt.Margin)
+		}
+	} else {
+		if g := grossDirection(d.Ratio, d.lvl.Linear, a.Summary, b.Summary); g != 0 {
+			dir, gross = g, true
+		} else {
+			return Inconclusive, 3, false, fmt.Sprintf("one run per side cannot separate host drift from a change smaller than ×%g; --repeat 3 (or a calibration run of the same probe on each host) fixes it", stats.GrossFactor)
+		}
+	}
+	switch {
+	case dir > 0 && m.Better == run.Higher, dir < 0 && m.Better == run.Lower:
+		return Better, 0, gross, ""
+	case dir != 0:
+		return Worse, 0, gross, ""
+	}
+	if d.Equivalent {
+		return Equivalent, 0, false, ""
+	}
+	return Same, 0, false, ""
+}
+
+// grossDirection is +1 or −1 when the ratio of the two sides' medians is
+// at least GrossFactor either way and their median intervals are disjoint.
+func grossDirection(ratio float64, linear bool, a, b stats.Summary) int {
+	if !a.HasCI || !b.HasCI {
+		return 0
+	}
+	if linear {
+		// From nothing to something (errors, drops): gross when the
+		// intervals are disjoint and one side is all zero.
+		switch {
+		case a.Lo == 0 && a.Hi == 0 && b.Lo > 0:
+			return 1
+		case b.Lo == 0 && b.Hi == 0 && a.Lo > 0:
+			return -1
+		}
+		return 0
+	}
+	switch {
+	case ratio >= stats.GrossFactor && b.Lo > a.Hi:
+		return 1
+	case ratio <= 1/stats.GrossFactor && b.Hi < a.Lo:
+		return -1
+	}
+	return 0
+}
+
+// runMedians is one run's contribution to the run-level statistics: its
+// median. Go benchmark files are the exception: `go test -count N` reruns
+// each benchmark N times and benchstat treats those as independent, so
+// every sample counts as a run there.
+func runMedians(r *run.Run, vals []float64) []float64 {
+	if len(vals) == 0 {
+		return nil
+	}
+	if r.Tool == goBenchTool {
+		return vals
+	}
+	return []float64{stats.Median(vals)}
+}
+
+// calibration collects the A/A calibration groups for one metric: the
+// per-run medians of earlier runs of the same suite, probe and parameters
+// on each host the two sides ran on, one group per host, leaving out every
+// run that is on any side.
+func calibration(k Key, base, other Side, history []*run.Run, exclude map[string]bool) ([][]float64, int) {
+	hosts := map[string]bool{}
+	var ref *run.Run
+	for _, r := range slices.Concat(base.Runs, other.Runs) {
+		if r.Probe == k.Probe && suiteOf(r) == k.Suite && (k.Params == "" || paramString(r) == k.Params) {
+			hosts[r.Host] = true
+			if ref == nil {
+				ref = r
+			}
+		}
+	}
+	if ref == nil {
+		return nil, 0
+	}
+	groups := map[string][]float64{}
+	seen := map[string]bool{}
+	for _, r := range history {
+		if seen[r.ID] || exclude[r.ID] || !hosts[r.Host] || r.Probe != k.Probe || suiteOf(r) != k.Suite || !sameParams(r, ref) {
+			continue
+		}
+		seen[r.ID] = true
+		if v := r.Values(k.Metric); len(v) > 0 {
+			groups[r.Host] = append(groups[r.Host], stats.Median(v))
+		}
+	}
+	var out [][]float64
+	n := 0
+	for _, h := range sortedKeys(hosts) {
+		if g := groups[h]; len(g) > 0 {
+			out = append(out, g)
+			n += len(g)
+		}
+	}
+	return out, n
+}
+
+func runIDs(sides []Side) map[string]bool {
+	ids := map[string]bool{}
+	for _, s := range sides {
+		for _, r := range s.Runs {
+			ids[r.ID] = true
+		}
+	}
+	return ids
 }

@@ -16,7 +16,10 @@ type Cause struct {
 	Title  string   `json:"title"`
 	Why    string   `json:"why"`
 	Areas  []string `json:"areas"`
-	Source string   `json:"source"` // config, run, monitor or hostnoise
+	Source string   `json:"source"` // config, run, monitor, hostnoise or hostdrift
+	// Kind is setting, identity or host-drift (kinds.go): what the user can
+	// do about it.
+	Kind CauseKind `json:"kind"`
 	// Diffs are the differing facts behind this cause (a knob such as RPS
 	// can differ on many queues at once).
 	Diffs []Diff `json:"diffs"`
@@ -48,7 +51,13 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 		if strings.HasPrefix(d.Path, "run[") {
 			src = "run"
 		}
-		diffs = append(diffs, sourced{d, src, ""})
+		if factKind(d.Path) == kindState {
+			// Free memory, runtime mounts, dirty pages: what the host was
+			// doing, not what it is. Conditions, never causes.
+			p.Conditions = append(p.Conditions, d)
+			continue
+		}
+		diffs = append(diffs, sourced{d, src, directionOf(d)})
 	}
 	for _, m := range p.Monitor {
 		if m.Notable {
@@ -57,6 +66,7 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 		}
 	}
 	diffs = append(diffs, hostNoiseDiffs(base.Runs, other.Runs)...)
+	diffs = append(diffs, hostDriftDiffs(p.HostDrift)...)
 	p.Causes = rankCauses(c, p, diffs)
 }
 
@@ -68,6 +78,33 @@ type sourced struct {
 	// got worse, not ones that got better. "" means either (a setting can
 	// move a metric both ways).
 	explains Verdict
+}
+
+// kindOfSourced: monitor, host-noise and host-drift evidence is the host
+// drifting; snapshot and run differences are settings or identity.
+func kindOfSourced(d sourced) CauseKind {
+	switch d.source {
+	case "monitor", "hostnoise", "hostdrift":
+		return KindHostDrift
+	}
+	return factKind(d.Path)
+}
+
+// directionOf is the verdict a setting difference can account for, where
+// the knowledge base knows which way the knob moves performance ("" for
+// either).
+func directionOf(d Diff) Verdict {
+	e := knowledge.Lookup(d.Path)
+	if e == nil {
+		return ""
+	}
+	switch f := e.Faster(d.Path, d.Before, d.After); {
+	case f > 0:
+		return Better
+	case f < 0:
+		return Worse
+	}
+	return ""
 }
 
 // explains is the verdict a notable monitor difference can account for.
@@ -99,7 +136,7 @@ func rankCauses(c *Comparison, p *Pair, diffs []sourced) []Cause {
 		}
 		cause, ok := byKnob[e.ID]
 		if !ok {
-			cause = &Cause{Knob: e.ID, Title: e.Title, Why: e.Why, Source: d.source, Weight: e.Weight}
+			cause = &Cause{Knob: e.ID, Title: e.Title, Why: e.Why, Source: d.source, Weight: e.Weight, Kind: kindOfSourced(d)}
 			for _, a := range e.Areas {
 				cause.Areas = append(cause.Areas, string(a))
 			}
@@ -126,6 +163,11 @@ func rankCauses(c *Comparison, p *Pair, diffs []sourced) []Cause {
 				continue
 			}
 			cause.Affected++
+			// A change the host's own drift explains supports only the
+			// host-drift causes, not a setting.
+			if dl.HostDrift && cause.Kind != KindHostDrift {
+				continue
+			}
 			if (dl.Verdict == Better || dl.Verdict == Worse) && (want == "" || dl.Verdict == want) {
 				cause.Moved = append(cause.Moved, dl.Row)
 			}

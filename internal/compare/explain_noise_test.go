@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // runsAt makes one run per centre, five identical samples each, so every
@@ -31,27 +32,37 @@ func TestNoiseFloorIgnoresOtherSides(t *testing.T) {
 			t.Errorf("side %d has a noise floor %+v from the other side's run", si, s.Noise)
 		}
 	}
+	// Nor may the drift calibration: with only the sides' own runs in the
+	// history there is none, and one run a side decides nothing.
 	d := c.Pairs[0].Deltas[0]
-	if d.WithinNoise || d.Verdict != Worse {
-		t.Errorf("a −20%% change is %s (within noise %v), want worse", d.Verdict, d.WithinNoise)
+	if d.Drift.CalibrationRuns != 0 || d.Verdict != Inconclusive {
+		t.Errorf("a −20%% change calibrated by the sides' own runs: %s %+v, want inconclusive, no calibration", d.Verdict, d.Drift)
+	}
+	// Real A/A history of the host (±1%) calibrates it: −20% is worse.
+	history = append(history, runsAt("h", "h", 1000, 1010, 990, 1005)...)
+	c, _ = Compare([]Side{side("A", a...), side("B", b...)}, Options{History: history})
+	if d = c.Pairs[0].Deltas[0]; d.Drift.CalibrationRuns != 4 || d.Verdict != Worse {
+		t.Errorf("−20%% against a calibrated ±1%% drift: %s %+v, want worse from 4 calibration runs", d.Verdict, d.Drift)
 	}
 }
 
-// A significant shift smaller than the measured run-to-run spread is not a
-// change (A/A); one larger than it is.
+// A shift that pooled samples call significant, but that is smaller than
+// the runs' own spread, is not a change: the run is the unit. One larger
+// than the spread is.
 func TestVerdictWithinNoiseIsNotAChange(t *testing.T) {
 	// Runs of A land at 1000 and once at 1040 (4% spread); B's at 1025.
-	// Pooled, the samples differ significantly, but by less than the spread.
 	a, b := runsAt("a", "h", 1000, 1000, 1040, 1000), runsAt("b", "h", 1025, 1025, 1025, 1025)
 	c, err := Compare([]Side{side("A", a...), side("B", b...)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := c.Pairs[0].Deltas[0]
-	if d.PAdj >= c.Alpha {
-		t.Fatalf("the pooled samples must differ significantly for this test to mean anything: p_adj %g", d.PAdj)
+	// The sample-level test that perflab used to decide on is fooled.
+	row := c.Metrics[d.Row]
+	if _, p := stats.MannWhitney(row.Sides[0].Samples, row.Sides[1].Samples); p >= c.Alpha {
+		t.Fatalf("the pooled samples must differ significantly for this test to mean anything: p %g", p)
 	}
-	if !d.WithinNoise || d.Verdict == Better || d.Verdict == Worse {
+	if d.Verdict == Better || d.Verdict == Worse {
 		t.Errorf("Δ %+.1f%% within a 4%% A/A spread is %s (within noise %v), want same or equivalent", d.DeltaPct, d.Verdict, d.WithinNoise)
 	}
 	if n := c.Pairs[0].Counts[Better] + c.Pairs[0].Counts[Worse]; n != 0 {
@@ -64,7 +75,7 @@ func TestVerdictWithinNoiseIsNotAChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := c.Pairs[0].Deltas[0]; d.WithinNoise || d.Verdict != Better {
+	if d := c.Pairs[0].Deltas[0]; d.Verdict != Better {
 		t.Errorf("+10%% beyond a 4%% spread is %s (within noise %v), want better", d.Verdict, d.WithinNoise)
 	}
 }
@@ -90,7 +101,7 @@ func TestMonitorCauseDirection(t *testing.T) {
 		{"idler and faster", 1500, 4, 1, true},
 		{"busier and faster", 1500, 1, 4, false},
 	} {
-		c, err := Compare([]Side{side("A", mk("a", 1000, tc.runqA)), side("B", mk("b", tc.other, tc.runqB))}, Options{})
+		c, err := Compare([]Side{side("A", replicate(mk("a", 1000, tc.runqA), 3, 0.003, 1)...), side("B", replicate(mk("b", tc.other, tc.runqB), 3, 0.003, 2)...)}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

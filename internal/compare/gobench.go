@@ -92,6 +92,9 @@ func ReadGoBench(r io.Reader, fileName string) ([]*run.Run, error) {
 	return out, nil
 }
 
+// goBenchTool marks runs read from Go benchmark files.
+const goBenchTool = "go test -bench"
+
 func newGoRun(fileName, pkg string) *run.Run {
 	probe := "go"
 	if pkg != "" {
@@ -104,7 +107,7 @@ func newGoRun(fileName, pkg string) *run.Run {
 		Label:    base,
 		Suite:    "go",
 		Probe:    probe,
-		Tool:     "go test -bench",
+		Tool:     goBenchTool,
 		Params:   map[string]string{},
 		Started:  time.Time{},
 		Complete: true,

@@ -138,7 +138,7 @@ func TestExplainNamesWritebackAndReclaim(t *testing.T) {
 		b := mkRun("b", tc.probe, "h", metricSpec{tc.metric, tc.unit, run.Higher, noisy(rng, 10, 700, 0.003)})
 		a.Monitor = vmPoints(rng, 40<<10, 0, 2<<10, 0)
 		b.Monitor = vmPoints(rng, tc.dirty, tc.wb, tc.out, tc.st)
-		c, err := Compare([]Side{side("A", a), side("B", b)}, Options{})
+		c, err := Compare([]Side{side("A", replicate(a, 3, 0.003, 1)...), side("B", replicate(b, 3, 0.003, 2)...)}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func TestParamsKeepMeasurementsApart(t *testing.T) {
 	}
 
 	// Same parameters everywhere: no params in the key, as before.
-	c, err = Compare([]Side{side("A", tcp("p1", "65536", 2000)), side("B", tcp("q1", "65536", 1000))}, Options{})
+	c, err = Compare([]Side{side("A", replicate(tcp("p1", "65536", 2000), 2, 0.01, 1)...), side("B", replicate(tcp("q1", "65536", 1000), 2, 0.01, 2)...)}, Options{})
 	if err != nil || c.Metrics[0].Params != "" || !strings.Contains(string(findDelta(t, c, c.Pairs[0], "bandwidth").Verdict), "worse") {
 		t.Errorf("uniform parameters: %v %+v", err, c.Metrics)
 	}

@@ -101,6 +101,15 @@ type MetricRow struct {
 type SideStats struct {
 	Summary stats.Summary `json:"-"`
 	Samples []float64     `json:"samples"`
+	// RunMedians holds one median per run: the unit of replication that
+	// verdicts are decided on (docs/statistics.md, "Runs, not samples").
+	RunMedians []float64 `json:"run_medians"`
+	// samplesAreRuns is set for Go benchmark files (see runMedians).
+	samplesAreRuns bool
+	// blocks maps the block of an interleaved session to that run's
+	// median; unblocked is set when any run has no state and block.
+	blocks    map[int]float64
+	unblocked bool
 	// Noise is the run-to-run spread of this metric on this side's host,
 	// when repeated runs exist (A/A noise floor).
 	Noise *Noise `json:"noise,omitempty"`
@@ -116,14 +125,23 @@ type Noise struct {
 
 // Pair compares side Other with the baseline side 0.
 type Pair struct {
-	Other   int         `json:"other"`
-	Deltas  []Delta     `json:"deltas"` // one per MetricRow both sides have
-	Suites  []SuiteMean `json:"suites"`
-	Causes  []Cause     `json:"likely_causes"`
-	Config  []Diff      `json:"config_diff"`
-	Monitor []MonDelta  `json:"monitor_diff"`
+	Other  int         `json:"other"`
+	Deltas []Delta     `json:"deltas"` // one per MetricRow both sides have
+	Suites []SuiteMean `json:"suites"`
+	Causes []Cause     `json:"likely_causes"`
+	Config []Diff      `json:"config_diff"`
+	// Conditions are differences in what the host was doing during the
+	// runs (free memory, runtime mounts, dirty pages): shown, never causes.
+	Conditions []Diff     `json:"conditions"`
+	Monitor    []MonDelta `json:"monitor_diff"`
 	// Counts of verdicts, for a one-line summary and exit codes.
 	Counts map[Verdict]int `json:"counts"`
+	// HostDrift is how fast the host itself ran on the other side, by
+	// reference workload (hostdrift.go); empty for runs without readings.
+	HostDrift []HostDrift `json:"host_drift,omitempty"`
+	// Changed counts the better and worse verdicts that host drift does
+	// not explain: the changes of the system under test.
+	Changed int `json:"changed"`
 }
 
 // Delta is one metric compared between the baseline and another side.
@@ -154,6 +172,39 @@ type Delta struct {
 	// WithinNoise is true when |DeltaPct| is below the larger A/A spread
 	// observed on either side's host.
 	WithinNoise bool `json:"within_noise,omitempty"`
+	// Drift says how between-run variation entered the verdict: from the
+	// sides' repeated runs, from the host's history (A/A calibration), or
+	// not at all (one run per side, no history).
+	Drift RunDrift `json:"drift"`
+	// Gross is set when a change was called without a drift estimate
+	// because it is beyond any plausible drift (stats.GrossFactor).
+	Gross bool `json:"gross,omitempty"`
+	// HostDrift is set on a better or worse verdict that the host-drift
+	// reference of the metric's kind explains: the host, not the system
+	// under test, changed.
+	HostDrift bool `json:"host_drift,omitempty"`
+	// Reason says why a verdict is inconclusive, in words a user can act on.
+	Reason string `json:"reason,omitempty"`
+
+	lvl         stats.RunLevel // the run-level result behind the fields above
+	sampleLevel bool           // Go benchmark results: samples are runs
+}
+
+// RunDrift is the between-run variation behind one delta.
+type RunDrift struct {
+	Source    stats.DriftSource `json:"source"`
+	RunsBase  int               `json:"runs_base"`
+	RunsOther int               `json:"runs_other"`
+	// CalibrationRuns counts the earlier runs (same host, probe and
+	// parameters) that calibrated the drift.
+	CalibrationRuns int `json:"calibration_runs,omitempty"`
+	// DF and Pct are the degrees of freedom and size (typical run-to-run
+	// move, percent) of the drift estimate; absent without one.
+	DF  int     `json:"df,omitempty"`
+	Pct float64 `json:"pct,omitempty"`
+	// RunsNeeded is the number of runs per side that would resolve a
+	// change of the equivalence margin at this drift.
+	RunsNeeded int `json:"runs_needed,omitempty"`
 }
 
 // SuiteMean is the geometric-mean summary of one suite.

@@ -105,17 +105,23 @@ func TestCompareNamesCPUHog(t *testing.T) {
 	m := measurement{probe: "cpu", params: probe.Params{"duration": "100ms", "max_prime": "5000"}, budget: 5 * time.Second, maxRuns: 40}
 	// Only the baseline must be quiet: other load during the hogged run
 	// can only make it slower still.
-	var ra *run.Run
-	var sa *snapshot.Snapshot
-	whenQuiet(t, func() []*run.Run {
-		ra, sa = measure(t, m, "alone")
-		return []*run.Run{ra}
-	})
-	stop := startHogs(t)
-	time.Sleep(200 * time.Millisecond) // let the hogs reach the run queue
-	rb, sb := measure(t, m, "hogged")
-	stop()
-	alone, hogged := []*run.Run{ra}, []*run.Run{rb}
+	// Runs are the unit: three a side, alternating, so the host's drift
+	// over the test falls on both sides alike.
+	var alone, hogged []*run.Run
+	var sa, sb *snapshot.Snapshot
+	for range 3 {
+		var ra *run.Run
+		whenQuiet(t, func() []*run.Run {
+			ra, sa = measure(t, m, "alone")
+			return []*run.Run{ra}
+		})
+		alone = append(alone, ra)
+		stop := startHogs(t)
+		time.Sleep(200 * time.Millisecond) // let the hogs reach the run queue
+		rb, s := measure(t, m, "hogged")
+		stop()
+		hogged, sb = append(hogged, rb), s
+	}
 
 	c, err := compare.Compare([]compare.Side{side("alone", alone, sa), side("hogged", hogged, sb)}, compare.Options{})
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package exporter serves perflab's verdicts as Prometheus metrics: the
 // audit's findings (one 0/1 series per rule), key knobs as node_exporter
 // style enums, tune drift per knob, the latest bench result per probe and
-// metric, and build info.
+// metric, the latest change point per host, probe and metric in the stored
+// history (internal/history), and build info.
 //
 // A scrape never touches the host: the snapshot, audit, drift and bench
 // results are refreshed in the background every interval, rendered once, and
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/changepoint"
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/metrics"
 	"github.com/perflab/perflab/internal/run"
@@ -51,6 +53,7 @@ type Exporter struct {
 	knobs    *metrics.Knobs
 	drift    *metrics.Drift
 	bench    *metrics.Bench
+	changes  *metrics.ChangePoints
 
 	refreshSeconds prometheus.Gauge
 	refreshErrors  *prometheus.CounterVec
@@ -82,6 +85,7 @@ func New(cfg Config) *Exporter {
 		knobs:    metrics.NewKnobs(),
 		drift:    metrics.NewDrift(),
 		bench:    metrics.NewBench(),
+		changes:  metrics.NewChangePoints(changepoint.Options{}),
 		refreshSeconds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "exporter",
 			Name: "refresh_duration_seconds", Help: "How long the last refresh (snapshot, audit, drift, bench) took."}),
 		refreshErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "exporter",
@@ -89,7 +93,7 @@ func New(cfg Config) *Exporter {
 		lastRefresh: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "exporter",
 			Name: "last_refresh_timestamp_seconds", Help: "Unix time of the last completed refresh."}),
 	}
-	e.reg.MustRegister(metrics.NewBuildInfo(cfg.Version), e.findings, e.knobs, e.drift, e.bench,
+	e.reg.MustRegister(metrics.NewBuildInfo(cfg.Version), e.findings, e.knobs, e.drift, e.bench, e.changes,
 		e.refreshSeconds, e.refreshErrors, e.lastRefresh)
 	e.runtime = prometheus.NewRegistry()
 	e.runtime.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -127,6 +131,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("bench: %w", err))
 		} else {
 			e.bench.Update(runs)
+			e.changes.Update(runs)
 		}
 	}
 	e.refreshSeconds.Set(time.Since(start).Seconds())

@@ -340,3 +340,62 @@ func BenchmarkScrape(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
 	}
 }
+
+// stepHistory is 16 runs of cpu on h1, one an hour: from the 9th on the
+// host is 10% slower; h2's 16 runs are flat.
+func stepHistory() []*run.Run {
+	t0 := time.Unix(1700000000, 0)
+	var runs []*run.Run
+	for _, host := range []string{"h1", "h2"} {
+		for i := 0; i < 16; i++ {
+			centre := 1000.0
+			if host == "h1" && i >= 8 {
+				centre = 900
+			}
+			start := t0.Add(time.Duration(i) * time.Hour)
+			r := &run.Run{Schema: run.Schema, ID: fmt.Sprintf("%s-%02d", host, i), Probe: "cpu", Host: host,
+				Params: map[string]string{"threads": "1"}, Complete: true, Stop: run.StopFixed,
+				Started: start, Ended: start.Add(time.Minute),
+				Metrics: []run.Metric{{Name: "events_per_sec.t1", Unit: "events/s", Better: run.Higher}}}
+			for k := 0; k < 5; k++ {
+				v := centre * (1 + 0.003*float64((k*3+i)%7-3))
+				r.Samples = append(r.Samples, run.Sample{Metric: "events_per_sec.t1", Value: v, Iteration: k})
+			}
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
+func TestChangePointSeries(t *testing.T) {
+	fs := fixture.Tree(t, "metal", nil)
+	w, err := audit.LookupWorkload("general")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	e := New(Config{FS: fs, Workload: w, Version: "test", Tune: tune.Host{FS: fs},
+		Runs: func(context.Context) ([]*run.Run, error) { calls++; return stepHistory(), nil }})
+	for i := 0; i < 2; i++ { // the second refresh reuses the cached search
+		if err := e.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs := parse(t, scrape(t, e.Handler()))
+	h1 := map[string]string{"host": "h1", "probe": "cpu", "metric": "events_per_sec.t1", "params": "threads=1", "unit": "events/s", "better": "higher"}
+	if v, ok := find(mfs["perflab_change_point_timestamp_seconds"], h1); !ok || v != float64(1700000000+8*3600) {
+		t.Errorf("h1 change point time = %v, %v; want the 9th run's start %d", v, ok, 1700000000+8*3600)
+	}
+	if v, ok := find(mfs["perflab_change_point_shift_ratio"], h1); !ok || v > -0.09 || v < -0.11 {
+		t.Errorf("h1 shift = %v, %v; want about −0.10", v, ok)
+	}
+	if v, ok := find(mfs["perflab_change_point_pvalue"], h1); !ok || v > 0.01 {
+		t.Errorf("h1 p-value = %v, %v", v, ok)
+	}
+	if _, ok := find(mfs["perflab_change_point_timestamp_seconds"], map[string]string{"host": "h2"}); ok {
+		t.Error("flat h2 has a change point series")
+	}
+	if calls != 2 {
+		t.Errorf("runs loaded %d times, want once per refresh", calls)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/check"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/knowledge"
 	"github.com/perflab/perflab/internal/termfmt"
@@ -38,6 +39,17 @@ type CheckDoc struct {
 	// HTMLPath is where the HTML report was written, for the summary
 	// ("" when none was).
 	HTMLPath string
+	// Zone is the time zone the terminal summary shows times in (nil:
+	// the local one).
+	Zone *time.Location
+}
+
+// local is t in the summary's time zone.
+func (d *CheckDoc) local(t time.Time) time.Time {
+	if d.Zone == nil {
+		return t.Local()
+	}
+	return t.In(d.Zone)
 }
 
 // CheckPrevious describes the earlier check a check compares against.
@@ -83,7 +95,7 @@ func CheckText(w io.Writer, d *CheckDoc, style termfmt.Style) error {
 	tw := &errWriter{w: w}
 	r := d.Audit
 	tw.printf("%s %s, workload %s%s, %s\n", style.Bold("perflab check:"), orUnknown(d.Host), r.Workload.Name,
-		map[bool]string{true: " (trusted)", false: ""}[r.Workload.Trusted], d.TakenAt.Local().Format("2006-01-02 15:04"))
+		map[bool]string{true: " (trusted)", false: ""}[r.Workload.Trusted], d.local(d.TakenAt).Format("2006-01-02 15:04"))
 
 	fails := failing(r)
 	tw.printf("\n%s\n", style.Bold("Audit"))
@@ -119,15 +131,16 @@ func CheckText(w io.Writer, d *CheckDoc, style termfmt.Style) error {
 			head += " (" + d.Suite + " suite)"
 		}
 		if d.Previous != nil && len(c.Sides) == 2 {
-			head += fmt.Sprintf(", against the previous check of %s", d.Previous.At.Local().Format("2006-01-02 15:04"))
+			head += fmt.Sprintf(", against the previous check of %s", d.local(d.Previous.At).Format("2006-01-02 15:04"))
 		}
 		tw.printf("\n%s\n", style.Bold(head))
 		writeTableTextAs(tw, c, rs, style, "probe")
 		for _, p := range c.Pairs {
 			tw.printf("\n")
 			writeCausesText(tw, c, p, rs, style)
-			tw.printf("%s\n", style.Dim(fmt.Sprintf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive; Δ = Hodges–Lehmann shift with %.0f%% CI, Holm-adjusted p at α=%g",
-				p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive], c.Confidence*100, c.Alpha)))
+			tw.printf("  %s\n", compare.Headline(c, p))
+			tw.printf("%s\n", style.Dim(fmt.Sprintf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive; %s",
+				p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive], legend(c))))
 		}
 		if d.Previous == nil {
 			tw.printf("\n%s\n", style.Dim("  first check of this host under label "+d.Label+": the next one will be compared with it"))
@@ -186,7 +199,7 @@ func CheckMarkdown(w io.Writer, d *CheckDoc) error {
 	if mw.err != nil {
 		return mw.err
 	}
-	if err := d.Audit.WriteMarkdown(w, false); err != nil {
+	if err := AuditMarkdown(w, d.Audit, false); err != nil {
 		return err
 	}
 	if d.Comparison != nil {
@@ -283,4 +296,15 @@ func relatedProbes(f audit.Finding, c *compare.Comparison) []string {
 		}
 	}
 	return out
+}
+
+// NewCheckDoc is the document of a check's result: the audit, the
+// comparison with the previous check (when there is one) and the notes.
+func NewCheckDoc(res *check.Result, version, label, suite string) *CheckDoc {
+	doc := &CheckDoc{Perflab: version, Host: res.Snapshot.Host.Hostname, TakenAt: res.Snapshot.TakenAt,
+		Label: label, Suite: suite, Audit: res.Audit, Comparison: res.Comparison, Notes: res.Notes}
+	if res.Previous != nil && res.Comparison != nil && len(res.Comparison.Sides) == 2 {
+		doc.Previous = &CheckPrevious{At: res.Previous.At, Runs: len(res.Previous.Runs), SnapshotID: res.Previous.SnapshotID}
+	}
+	return doc
 }

@@ -127,16 +127,18 @@ func writeCheckTiles(b *strings.Builder, d *CheckDoc) {
 	}
 	if c != nil && len(c.Pairs) == 1 && d.Previous != nil {
 		p := c.Pairs[0]
+		worse, better, _ := p.Beyond()
 		cls := "same"
 		switch {
-		case p.Counts[compare.Worse] > 0:
+		case worse > 0:
 			cls = "worse"
-		case p.Counts[compare.Better] > 0:
+		case better > 0:
 			cls = "better"
 		}
-		fmt.Fprintf(b, "<div class=\"tile %s\" id=\"vs-previous\"><b>%d worse · %d better</b> than the previous check<small>%s; %d same, %d equivalent, %d inconclusive</small></div>\n",
-			cls, p.Counts[compare.Worse], p.Counts[compare.Better], esc(d.Previous.At.UTC().Format("2006-01-02 15:04 UTC")),
-			p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive])
+		// Drift is not a regression: only changes beyond the host's own
+		// drift are counted, and the headline says the rest.
+		fmt.Fprintf(b, "<div class=\"tile %s\" id=\"vs-previous\"><b>%d worse · %d better</b> than the previous check, beyond drift<small>%s: %s</small></div>\n",
+			cls, worse, better, esc(d.Previous.At.UTC().Format("2006-01-02 15:04 UTC")), esc(compare.Headline(c, p)))
 	} else if c != nil {
 		b.WriteString("<div class=\"tile\" id=\"vs-previous\"><b>first check</b><small>the next check of this host will be compared with this one</small></div>\n")
 	}

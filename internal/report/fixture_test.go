@@ -11,7 +11,9 @@ import (
 
 // demo builds a two-host comparison like the one in seed 004: the second
 // host runs the powersave governor, so CPU-bound results drop, memory
-// latency rises at large working sets, and one metric has too few samples.
+// latency rises at large working sets, and one metric was measured in one
+// run a side only (inconclusive). Each side has three runs, the unit that
+// verdicts are decided on, on a host drifting ±0.3% between them.
 func demo(t testing.TB, sides int) *compare.Comparison {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(42, 7))
@@ -22,13 +24,20 @@ func demo(t testing.TB, sides int) *compare.Comparison {
 		}
 		return xs
 	}
-	mk := func(id, host, gov string, cpuScale, latScale float64) ([]*run.Run, *snapshot.Snapshot) {
+	mk1 := func(id, host, gov string, cpuScale, latScale float64, rep int) ([]*run.Run, *snapshot.Snapshot) {
 		snap := &snapshot.Snapshot{Schema: 1, ID: "snap-" + id,
 			CPU:    snapshot.CPU{Model: "Xeon", Governors: map[string][]int{gov: {0, 1}}},
 			Memory: snapshot.Memory{THP: snapshot.THP{Enabled: "madvise"}},
 			Kernel: snapshot.Kernel{Release: "6.1.0", Clocksource: "kvm-clock"},
 			Sysctl: map[string]string{"vm.swappiness": "60"}}
-		cpu := &run.Run{Schema: 1, ID: id + "-cpu", Suite: "basic", Probe: "cpu", Host: host, SnapshotID: snap.ID,
+		drift := 1 + 0.003*rng.NormFloat64()
+		cpuScale *= drift
+		latScale /= drift
+		suffix := ""
+		if rep > 0 {
+			suffix = "." + string(rune('0'+rep))
+		}
+		cpu := &run.Run{Schema: 1, ID: id + "-cpu" + suffix, Suite: "basic", Probe: "cpu", Host: host, SnapshotID: snap.ID,
 			Params: map[string]string{"threads": "1"}, Complete: true, Stop: run.StopPrecision,
 			Metrics: []run.Metric{
 				{Name: "events_per_sec.t1", Unit: "events/s", Better: run.Higher},
@@ -42,8 +51,12 @@ func demo(t testing.TB, sides int) *compare.Comparison {
 		}
 		add(cpu, "events_per_sec.t1", noisy(10, 1000*cpuScale, 0.004))
 		add(cpu, "prime_time", noisy(10, 4.48/cpuScale, 0.004))
-		add(cpu, "pipe <rtt> | x", []float64{5, 6, 5})
-		lat := &run.Run{Schema: 1, ID: id + "-mem", Suite: "basic", Probe: "memory.latency", Host: host, SnapshotID: snap.ID,
+		if rep == 0 {
+			add(cpu, "pipe <rtt> | x", []float64{5, 6, 5})
+		} else {
+			cpu.Metrics = cpu.Metrics[:2]
+		}
+		lat := &run.Run{Schema: 1, ID: id + "-mem" + suffix, Suite: "basic", Probe: "memory.latency", Host: host, SnapshotID: snap.ID,
 			Params: map[string]string{}, Complete: true, Stop: run.StopPrecision}
 		for i, ws := range []float64{16 << 10, 256 << 10, 8 << 20, 256 << 20} {
 			name := "latency." + []string{"16KiB", "256KiB", "8MiB", "256MiB"}[i]
@@ -51,6 +64,8 @@ func demo(t testing.TB, sides int) *compare.Comparison {
 			base := []float64{1.2, 4, 14, 95}[i]
 			if i >= 2 {
 				base *= latScale
+			} else {
+				base /= drift
 			}
 			add(lat, name, noisy(8, base, 0.01))
 		}
@@ -58,6 +73,15 @@ func demo(t testing.TB, sides int) *compare.Comparison {
 			cpu.Monitor = append(cpu.Monitor, run.MonitorPoint{T: float64(i), StealPct: 0.2 + 0.1*rng.Float64(), CtxSwitches: 900 + 20*rng.Float64()})
 		}
 		return []*run.Run{cpu, lat}, snap
+	}
+	mk := func(id, host, gov string, cpuScale, latScale float64) ([]*run.Run, *snapshot.Snapshot) {
+		var runs []*run.Run
+		var snap *snapshot.Snapshot
+		for rep := range 3 {
+			rs, sn := mk1(id, host, gov, cpuScale, latScale, rep)
+			runs, snap = append(runs, rs...), sn
+		}
+		return runs, snap
 	}
 	ra, sa := mk("a", "vm-1", "performance", 1, 1)
 	rb, sb := mk("b", "vm-2", "powersave", 0.8, 1.3)

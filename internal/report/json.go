@@ -67,18 +67,30 @@ type jsonSide struct {
 }
 
 type jsonPair struct {
-	Base    int             `json:"base"`
-	Other   int             `json:"other"`
-	Counts  map[string]int  `json:"counts"`
-	Deltas  []jsonDelta     `json:"deltas"`
-	Suites  []jsonSuite     `json:"suites"`
-	Causes  []compare.Cause `json:"likely_causes"`
-	Config  []compare.Diff  `json:"config_diff"`
-	Monitor []jsonMon       `json:"monitor_diff"`
+	Base   int            `json:"base"`
+	Other  int            `json:"other"`
+	Counts map[string]int `json:"counts"`
+	Deltas []jsonDelta    `json:"deltas"`
+	Suites []jsonSuite    `json:"suites"`
+	// Headline is the comparison's first line (compare.Headline).
+	Headline string              `json:"headline"`
+	Changed  int                 `json:"changed"` // better or worse beyond host drift
+	Drift    []compare.HostDrift `json:"host_drift"`
+	Causes   []compare.Cause     `json:"likely_causes"` // each with kind: setting, identity or host-drift
+	// Conditions are state differences during the runs: never causes.
+	Conditions []compare.Diff `json:"conditions"`
+	Config     []compare.Diff `json:"config_diff"`
+	Monitor    []jsonMon      `json:"monitor_diff"`
 }
 
 type jsonDelta struct {
-	Metric      int    `json:"metric"` // index into metrics
+	Metric int `json:"metric"` // index into metrics
+	// Probe, Name, Params and Unit repeat the metric's, so a delta reads
+	// on its own (jq needs no join with metrics).
+	Probe       string `json:"probe"`
+	Name        string `json:"name"`
+	Params      string `json:"params,omitempty"`
+	Unit        string `json:"unit"`
 	U           num    `json:"u"`
 	P           num    `json:"p"`
 	PAdj        num    `json:"p_adj"`
@@ -94,6 +106,14 @@ type jsonDelta struct {
 	Equivalent  bool   `json:"equivalent"`
 	Need        int    `json:"need,omitempty"`
 	WithinNoise bool   `json:"within_noise"`
+	// Drift says how between-run variation entered the verdict (the run
+	// is the unit); HostDrift marks a change the host's reference
+	// explains; Gross a change called without a drift estimate; Reason
+	// why a verdict is inconclusive.
+	Drift     compare.RunDrift `json:"drift"`
+	HostDrift bool             `json:"host_drift"`
+	Gross     bool             `json:"gross,omitempty"`
+	Reason    string           `json:"reason,omitempty"`
 }
 
 type jsonSuite struct {
@@ -149,7 +169,14 @@ func jsonView(c *compare.Comparison) jsonDoc {
 	}
 	for _, p := range c.Pairs {
 		jp := jsonPair{Base: 0, Other: p.Other, Counts: map[string]int{}, Deltas: []jsonDelta{}, Suites: []jsonSuite{},
+			Headline: compare.Headline(c, p), Changed: p.Changed, Drift: p.HostDrift, Conditions: p.Conditions,
 			Causes: p.Causes, Config: p.Config, Monitor: []jsonMon{}}
+		if jp.Drift == nil {
+			jp.Drift = []compare.HostDrift{}
+		}
+		if jp.Conditions == nil {
+			jp.Conditions = []compare.Diff{}
+		}
 		for _, v := range []compare.Verdict{compare.Better, compare.Worse, compare.Same, compare.Equivalent, compare.Inconclusive} {
 			jp.Counts[string(v)] = p.Counts[v]
 		}
@@ -164,10 +191,12 @@ func jsonView(c *compare.Comparison) jsonDoc {
 			jp.Config = []compare.Diff{}
 		}
 		for _, d := range p.Deltas {
-			jp.Deltas = append(jp.Deltas, jsonDelta{Metric: d.Row, U: num(d.U), P: num(d.P), PAdj: num(d.PAdj),
+			m := c.Metrics[d.Row]
+			jp.Deltas = append(jp.Deltas, jsonDelta{Metric: d.Row, Probe: m.Probe, Name: m.Metric, Params: m.Params, Unit: m.Unit, U: num(d.U), P: num(d.P), PAdj: num(d.PAdj),
 				Shift: num(d.Shift), ShiftLo: num(d.ShiftLo), ShiftHi: num(d.ShiftHi),
 				DeltaPct: num(d.DeltaPct), DeltaLoPct: num(d.DeltaLoPct), DeltaHiPct: num(d.DeltaHiPct), Ratio: num(d.Ratio),
-				Verdict: string(d.Verdict), Significant: d.PAdj < c.Alpha, Equivalent: d.Equivalent, Need: d.Need, WithinNoise: d.WithinNoise})
+				Verdict: string(d.Verdict), Significant: d.PAdj < c.Alpha, Equivalent: d.Equivalent, Need: d.Need, WithinNoise: d.WithinNoise,
+				Drift: d.Drift, HostDrift: d.HostDrift, Gross: d.Gross, Reason: d.Reason})
 		}
 		for _, s := range p.Suites {
 			jp.Suites = append(jp.Suites, jsonSuite{Suite: s.Suite, Ratio: num(s.Ratio), GainPct: num(s.GainPct), Metrics: s.Metrics})

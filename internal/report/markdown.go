@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/perflab/perflab/internal/numfmt"
 	"io"
 	"strings"
 
@@ -21,8 +22,10 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 		mw.printf("# perflab report: %s\n\n", names[0])
 	} else {
 		mw.printf("# perflab compare: %s\n\n", strings.Join(names, " vs "))
-		mw.printf("Δ is the Hodges–Lehmann shift against **%s** with its %.0f%% CI; p is the two-sided Mann–Whitney p-value, Holm-adjusted over %d metrics; `~` no significant difference, `~=` equivalent within ±%g%%.\n\n",
-			mdEscape(c.Sides[0].Name), c.Confidence*100, len(c.Metrics), c.Margin*100)
+		for _, p := range c.Pairs {
+			mw.printf("**%s.**\n\n", mdEscape(compare.Headline(c, p)))
+		}
+		mw.printf("%s.\n\n", mdEscape(legend(c)))
 	}
 	for _, p := range c.Pairs {
 		title := "Likely causes"
@@ -80,7 +83,7 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 		mw.printf("%d better, %d worse, %d same, %d equivalent, %d inconclusive.\n\n",
 			p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive])
 		for _, s := range p.Suites {
-			mw.printf("- geomean **%s**: %s %s over %d metrics (ratio of medians ×%s)\n", mdEscape(s.Suite), Pct(s.GainPct), orientWord(s.GainPct), s.Metrics, Num(s.Ratio))
+			mw.printf("- geomean **%s**: %s over %d metrics\n", mdEscape(s.Suite), gainWords(s.GainPct), s.Metrics)
 		}
 		if len(p.Monitor) > 0 {
 			mw.printf("\n### Host activity during the runs\n\n| series | %s | %s | notable |\n| --- | --- | --- | --- |\n", mdEscape(c.Sides[0].Name), mdEscape(c.Sides[p.Other].Name))
@@ -89,7 +92,7 @@ func Markdown(w io.Writer, c *compare.Comparison) error {
 				if m.Notable {
 					n = "**yes**"
 				}
-				mw.printf("| %s | %s %s | %s %s | %s |\n", m.Field, Num(m.Base), m.Unit, Num(m.Other), m.Unit, n)
+				mw.printf("| %s | %s %s | %s %s | %s |\n", m.Field, numfmt.Num(m.Base), m.Unit, numfmt.Num(m.Other), m.Unit, n)
 			}
 		}
 		if len(p.Config) > 0 {

@@ -25,11 +25,7 @@ func TestTextLeadsWithCauses(t *testing.T) {
 	if causes < 0 || gov < 0 || table < 0 || !(causes < gov && gov < table) {
 		t.Fatalf("causes must lead, governor first:\n%s", out)
 	}
-	for _, want := range []string{"worse *", "need ≥4 samples", "~= ±2%", "cpu.governors.performance: 0-1 → (absent)", "geomean basic", "±"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
-	}
+	// The lines themselves are in testdata/golden/compare/demo.txt.golden.
 	// Columns line up: every table line has its Δ column at the same
 	// rune offset as the header.
 	lines := strings.Split(out, "\n")

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/numfmt"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -25,8 +27,14 @@ func Text(w io.Writer, c *compare.Comparison, style termfmt.Style) error {
 			names = append(names, sideTitle(s))
 		}
 		tw.printf("%s\n", style.Bold("perflab compare: "+strings.Join(names, " vs ")))
-		tw.printf("%s\n\n", style.Dim(fmt.Sprintf("Δ = Hodges–Lehmann shift vs %s with %.0f%% CI; p = Mann–Whitney, Holm-adjusted over %d metrics; * significant at α=%g; ~ no significant difference; ~= equivalent within ±%g%%",
-			c.Sides[0].Name, c.Confidence*100, len(c.Metrics), c.Alpha, c.Margin*100)))
+		for _, p := range c.Pairs {
+			prefix := ""
+			if len(c.Pairs) > 1 {
+				prefix = c.Sides[p.Other].Name + ": "
+			}
+			tw.printf("%s\n", prefix+compare.Headline(c, p))
+		}
+		tw.printf("%s\n\n", style.Dim(legend(c)))
 	}
 	for _, p := range c.Pairs {
 		writeCausesText(tw, c, p, rs, style)
@@ -42,6 +50,12 @@ func Text(w io.Writer, c *compare.Comparison, style termfmt.Style) error {
 		}
 	}
 	return tw.err
+}
+
+// legend says how the table's numbers were made.
+func legend(c *compare.Comparison) string {
+	return fmt.Sprintf("Δ = ratio of the runs' medians vs %s with %.0f%% CI; the run is the unit: p = t-test on run medians (paired for interleaved blocks, calibrated by earlier runs when one a side), Holm-adjusted over %d metrics; * significant at α=%g; ~ no significant difference; ~= equivalent within ±%g%%; (drift) moved with the host's own reference",
+		c.Sides[0].Name, c.Confidence*100, len(c.Metrics), c.Alpha, c.Margin*100)
 }
 
 func writeCausesText(tw *errWriter, c *compare.Comparison, p compare.Pair, rs []row, style termfmt.Style) {
@@ -200,8 +214,27 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	tw.printf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive\n",
 		p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive])
 	for _, s := range p.Suites {
-		tw.printf("  geomean %s: %s %s over %d metrics (ratio of medians ×%s)\n",
-			s.Suite, Pct(s.GainPct), orientWord(s.GainPct), s.Metrics, Num(s.Ratio))
+		tw.printf("  geomean %s: %s over %d metrics\n", s.Suite, gainWords(s.GainPct), s.Metrics)
+	}
+	if len(p.HostDrift) > 0 {
+		tw.printf("\n%s\n", style.Bold("Host drift: the reference read around every run ("+vs+")"))
+		for _, h := range p.HostDrift {
+			mark := ""
+			if h.Significant {
+				mark = " *"
+			}
+			tw.printf("  %-8s %s [%s, %s]%s  (%d vs %d readings)\n", h.Kind, numfmt.Pct(h.SpeedPct), numfmt.Pct(h.SpeedLoPct), numfmt.Pct(h.SpeedHiPct), mark, h.Readings[0], h.Readings[1])
+		}
+	}
+	if len(p.Conditions) > 0 {
+		tw.printf("\n%s\n", style.Bold(fmt.Sprintf("Conditions during the runs (%s): %d, not causes", vs, len(p.Conditions))))
+		for i, d := range p.Conditions {
+			if i == 10 {
+				tw.printf("  … %d more (use --format json or html for all)\n", len(p.Conditions)-10)
+				break
+			}
+			tw.printf("  %s: %s → %s\n", d.Path, clip(d.Before), clip(d.After))
+		}
 	}
 	var notable []compare.MonDelta
 	for _, m := range p.Monitor {
@@ -212,7 +245,7 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	if len(notable) > 0 {
 		tw.printf("\n%s\n", style.Bold("Host activity during the runs ("+vs+")"))
 		for _, m := range notable {
-			tw.printf("  %-16s %s → %s\n", m.Field, Num(m.Base)+" "+m.Unit, Num(m.Other)+" "+m.Unit)
+			tw.printf("  %-16s %s → %s\n", m.Field, numfmt.Num(m.Base)+" "+m.Unit, numfmt.Num(m.Other)+" "+m.Unit)
 		}
 	}
 	if len(p.Config) > 0 {
@@ -227,12 +260,23 @@ func writePairExtrasText(tw *errWriter, c *compare.Comparison, p compare.Pair, s
 	}
 }
 
-func orientWord(g float64) string {
+// gainWords says a suite's geometric-mean gain one way: "2.8% better",
+// "34.7% worse" or "unchanged". The gain is oriented (a lower latency is a
+// gain), so it carries no sign and no raw ratio of medians, which mixes
+// directions and read as a contradiction next to it ("+2.8% better …
+// ×0.9906"); the JSON keeps both numbers.
+func gainWords(g float64) string {
+	dec := 1
+	if math.Abs(g) < 0.1 {
+		dec = 2
+	}
 	switch {
+	case math.IsNaN(g):
+		return "no ratio"
 	case g < 0:
-		return "worse"
+		return numfmt.Fixed(-g, dec) + "% worse"
 	case g > 0:
-		return "better"
+		return numfmt.Fixed(g, dec) + "% better"
 	}
 	return "unchanged"
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/numfmt"
 	"math"
 	"strings"
 
@@ -66,23 +67,23 @@ func sideView(s *compare.SideStats, unit string) sideCell {
 		return sideCell{Missing: true, Median: "–"}
 	}
 	sm := s.Summary
-	cell := sideCell{N: sm.N, Median: Value(sm.Median, unit)}
+	cell := sideCell{N: sm.N, Median: numfmt.Value(sm.Median, unit)}
 	switch {
 	case sm.N == 0:
 		cell.CI = "no samples"
 	case !sm.HasCI:
 		cell.CI = fmt.Sprintf("±? n=%d", sm.N)
 	case sm.Median == 0:
-		cell.CI = "[" + Value(sm.Lo, unit) + ", " + Value(sm.Hi, unit) + "]"
+		cell.CI = "[" + numfmt.Value(sm.Lo, unit) + ", " + numfmt.Value(sm.Hi, unit) + "]"
 	default:
 		h := math.Max(sm.Hi-sm.Median, sm.Median-sm.Lo) / math.Abs(sm.Median) * 100
-		cell.CI = fmt.Sprintf("±%s%%", trim(fmt.Sprintf("%.1f", h)))
+		cell.CI = fmt.Sprintf("±%s%%", numfmt.Fixed(h, 1))
 		if h < 0.1 {
-			cell.CI = fmt.Sprintf("±%s%%", trim(fmt.Sprintf("%.2f", h)))
+			cell.CI = fmt.Sprintf("±%s%%", numfmt.Fixed(h, 2))
 		}
 	}
 	if sm.N > 0 {
-		cell.Range = Value(sm.Min, unit) + " – " + Value(sm.Max, unit)
+		cell.Range = numfmt.Value(sm.Min, unit) + " – " + numfmt.Value(sm.Max, unit)
 		if !math.IsNaN(sm.CV) {
 			cell.CV = fmt.Sprintf("%.1f%%", sm.CV*100)
 		}
@@ -94,16 +95,16 @@ func sideView(s *compare.SideStats, unit string) sideCell {
 }
 
 func deltaView(d compare.Delta, m compare.MetricRow, c *compare.Comparison) *deltaCell {
-	cell := &deltaCell{Verdict: d.Verdict, P: PValue(d.PAdj), Sig: d.PAdj < c.Alpha}
+	cell := &deltaCell{Verdict: d.Verdict, P: numfmt.PValue(d.PAdj), Sig: d.PAdj < c.Alpha}
 	if math.IsNaN(d.DeltaPct) {
-		cell.Delta = signed(Value(d.Shift, m.Unit), d.Shift)
+		cell.Delta = signed(numfmt.Value(d.Shift, m.Unit), d.Shift)
 		if !math.IsInf(d.ShiftLo, 0) && !math.IsInf(d.ShiftHi, 0) {
-			cell.CI = "[" + signed(Value(d.ShiftLo, m.Unit), d.ShiftLo) + ", " + signed(Value(d.ShiftHi, m.Unit), d.ShiftHi) + "]"
+			cell.CI = "[" + signed(numfmt.Value(d.ShiftLo, m.Unit), d.ShiftLo) + ", " + signed(numfmt.Value(d.ShiftHi, m.Unit), d.ShiftHi) + "]"
 		}
 	} else {
-		cell.Delta = Pct(d.DeltaPct)
+		cell.Delta = numfmt.Pct(d.DeltaPct)
 		if !math.IsInf(d.DeltaLoPct, 0) && !math.IsInf(d.DeltaHiPct, 0) {
-			cell.CI = "[" + Pct(d.DeltaLoPct) + ", " + Pct(d.DeltaHiPct) + "]"
+			cell.CI = "[" + numfmt.Pct(d.DeltaLoPct) + ", " + numfmt.Pct(d.DeltaHiPct) + "]"
 		}
 	}
 	if cell.CI == "" {
@@ -115,13 +116,23 @@ func deltaView(d compare.Delta, m compare.MetricRow, c *compare.Comparison) *del
 	case compare.Same:
 		cell.Mark = "~"
 	case compare.Equivalent:
-		cell.Mark = fmt.Sprintf("~= ±%s%%", trim(fmt.Sprintf("%.1f", c.Margin*100)))
+		cell.Mark = fmt.Sprintf("~= ±%s%%", numfmt.Fixed(c.Margin*100, 1))
 	case compare.Inconclusive:
 		cell.Mark = "?"
-		cell.Note = fmt.Sprintf("need ≥%d samples per side", d.Need)
+		if d.Need > 0 {
+			unit := "runs"
+			if strings.HasPrefix(d.Reason, "too few results") { // Go benchmark files: -count
+				unit = "results"
+			}
+			cell.Note = fmt.Sprintf("need ≥%d %s per side", d.Need, unit)
+		}
 	}
-	if d.WithinNoise {
-		cell.Note = strings.TrimPrefix(cell.Note+"; within A/A noise", "; ")
+	if d.HostDrift {
+		cell.Mark += " (drift)"
+		cell.Note = strings.TrimPrefix(cell.Note+"; moved with the host's reference", "; ")
+	}
+	if d.Gross {
+		cell.Note = strings.TrimPrefix(cell.Note+"; beyond any drift (one run a side)", "; ")
 	}
 	return cell
 }

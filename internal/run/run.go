@@ -106,6 +106,18 @@ type NoiseReading struct {
 	InterruptionsPerS float64    `json:"interruptions_per_s"` // gaps above the threshold per second per CPU
 	MaxGapUs          float64    `json:"max_gap_us"`          // longest gap, above the threshold or not
 	PerCPU            []NoiseCPU `json:"per_cpu,omitempty"`
+	// Reference is the host-drift reference read with it (absent in runs
+	// made before perflab took it).
+	Reference *Reference `json:"reference,omitempty"`
+}
+
+// Reference is one reading of the host-drift reference (package
+// hostnoise): fixed CPU, memory and system-call workloads whose speed
+// depends on the host only.
+type Reference struct {
+	CPUNsPerOp float64 `json:"cpu_ns_per_op"` // dependent integer step
+	MemGBps    float64 `json:"mem_gb_per_s"`  // sequential read of 64 MiB
+	SyscallNs  float64 `json:"syscall_ns"`    // getppid
 }
 
 // NoiseCPU is one CPU's part of a NoiseReading.
@@ -140,21 +152,27 @@ type Run struct {
 	Command     []string          `json:"command,omitempty"`      // exact command line of an external tool
 	Params      map[string]string `json:"params"`
 	CPUs        string            `json:"cpus,omitempty"` // placement (cpuset list) or "" for unpinned
-	Host        string            `json:"host"`
-	MachineID   string            `json:"machine_id,omitempty"`
-	BootID      string            `json:"boot_id,omitempty"`
-	SnapshotID  string            `json:"snapshot_id,omitempty"`
-	Started     time.Time         `json:"started"`
-	Ended       time.Time         `json:"ended"`
-	Complete    bool              `json:"complete"`
-	Stop        Stop              `json:"stop"`
-	Precision   float64           `json:"precision,omitempty"` // target relative CI half-width (0.01 = ±1%)
-	Metrics     []Metric          `json:"metrics"`
-	Samples     []Sample          `json:"samples"`
-	Monitor     []MonitorPoint    `json:"monitor,omitempty"`
-	Noise       *Noise            `json:"noise,omitempty"` // absent when the check was off (--no-noise-check)
-	Notes       []string          `json:"notes,omitempty"` // e.g. "builtin probe used: sysbench not installed"
-	Error       string            `json:"error,omitempty"`
+	// State and Block place a run in an interleaved session ('bench
+	// --state', 'tune apply --measure'): which state the host was put in
+	// before it, and which block of the session it was measured in. Block
+	// alone numbers the rounds of 'bench --repeat'. Zero outside them.
+	State      string         `json:"state,omitempty"`
+	Block      int            `json:"block,omitempty"`
+	Host       string         `json:"host"`
+	MachineID  string         `json:"machine_id,omitempty"`
+	BootID     string         `json:"boot_id,omitempty"`
+	SnapshotID string         `json:"snapshot_id,omitempty"`
+	Started    time.Time      `json:"started"`
+	Ended      time.Time      `json:"ended"`
+	Complete   bool           `json:"complete"`
+	Stop       Stop           `json:"stop"`
+	Precision  float64        `json:"precision,omitempty"` // target relative CI half-width (0.01 = ±1%)
+	Metrics    []Metric       `json:"metrics"`
+	Samples    []Sample       `json:"samples"`
+	Monitor    []MonitorPoint `json:"monitor,omitempty"`
+	Noise      *Noise         `json:"noise,omitempty"` // absent when the check was off (--no-noise-check)
+	Notes      []string       `json:"notes,omitempty"` // e.g. "builtin probe used: sysbench not installed"
+	Error      string         `json:"error,omitempty"`
 }
 
 // Values returns the samples of one metric in iteration order.

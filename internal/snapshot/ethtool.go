@@ -30,7 +30,7 @@ var newEthtool = func() (ethtoolDev, error) { return ethtool.NewEthtool() }
 
 func newNICQuerier(c *collector) *nicQuerier {
 	if !c.fs.Live() {
-		return &nicQuerier{why: "ethtool needs the live host (snapshot of " + c.fs.Root() + ")"}
+		return &nicQuerier{why: "ethtool needs the live host (snapshot of " + c.s.Root + ")"}
 	}
 	d, err := newEthtool()
 	if err != nil {

@@ -48,6 +48,10 @@ type Options struct {
 	PID int
 	// Now overrides the collection time (tests); zero means time.Now.
 	Now time.Time
+	// ID overrides the random snapshot id and Root the recorded root (the
+	// tree's path otherwise): reproducible output for golden files and
+	// for trees whose path means nothing on another machine.
+	ID, Root string
 }
 
 // collector carries what every area collector needs.
@@ -102,6 +106,12 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	}
 	if s.TakenAt.IsZero() {
 		s.TakenAt = time.Now().UTC()
+	}
+	if opt.ID != "" {
+		s.ID = opt.ID
+	}
+	if opt.Root != "" {
+		s.Root = opt.Root
 	}
 	c := &collector{fs: fs, opt: opt, s: s}
 	var err error

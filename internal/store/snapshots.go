@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 )
 
@@ -30,4 +32,40 @@ func (s *Store) Snapshot(ctx context.Context, id string) (*snapshot.Snapshot, er
 		return nil, fmt.Errorf("snapshot %s: %w", full, err)
 	}
 	return snap, nil
+}
+
+// Export is runs with the snapshots they refer to (those still stored),
+// ready for run.WriteExport.
+func (s *Store) Export(ctx context.Context, runs []*run.Run) (run.Export, error) {
+	ex := run.Export{Schema: run.Schema, Runs: runs, Snapshots: map[string]*snapshot.Snapshot{}}
+	for _, r := range runs {
+		if r.SnapshotID == "" || ex.Snapshots[r.SnapshotID] != nil {
+			continue
+		}
+		snap, err := s.Snapshot(ctx, r.SnapshotID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return ex, err
+		}
+		ex.Snapshots[r.SnapshotID] = snap
+	}
+	return ex, nil
+}
+
+// SaveSnapshot stores a snapshot no run refers to directly (the peer host
+// of a two-host network run; its runs name it in their notes). A snapshot
+// id already stored is left as it is.
+func (s *Store) SaveSnapshot(ctx context.Context, snap *snapshot.Snapshot) error {
+	if err := s.refuseWrite("saving snapshot " + snap.ID); err != nil {
+		return err
+	}
+	sj, err := json.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap.ID, err)
+	}
+	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj))
+	return s.writeErr(err)
 }

@@ -103,3 +103,8 @@ func writable(fs hostfs.FS, c audit.Change) error {
 	}
 	return fmt.Errorf("%s changes are instructions", c.Kind)
 }
+
+// Read returns a knob's current value as tune compares it (the selected
+// word of a choice list, white space folded): what bisect reads before and
+// after to prove the host ended as it started.
+func Read(fs hostfs.FS, c audit.Change) (string, error) { return read(fs, c) }

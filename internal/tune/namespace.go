@@ -13,8 +13,11 @@ import (
 //
 // A net sysctl (/proc/sys/net/…), an RPS/XPS mask under /sys/class/net and a
 // NIC's channel count belong to the network namespace of the process that
-// writes them, and a /sys path resolves through its mount namespace (ip
-// netns exec mounts the namespace's own sysfs). A journal applied inside a
+// writes them. Other /sys and /proc knobs do not depend on the namespace:
+// every sysfs instance shows the same kernel objects (only its net class is
+// tagged by network namespace), so THP or a disk's read-ahead written from
+// inside `ip netns exec` — which makes a new mount namespace on every call —
+// is the host's knob and is reverted from anywhere. A journal applied inside a
 // container's namespace and reverted from the host would otherwise write
 // the container's old values into the host's knobs. Each entry records the
 // namespace inodes (what `ls -L -i /proc/self/ns/net` prints, and `ip netns
@@ -26,6 +29,9 @@ import (
 // means unknown.
 type NS struct {
 	Net uint64 `json:"netns,omitempty"`
+	// Mnt was recorded for /sys writes by the first namespace-aware
+	// perflab; a mount namespace binds nothing (see above), so it is kept
+	// only to read those journals and never compared.
 	Mnt uint64 `json:"mntns,omitempty"`
 }
 
@@ -65,21 +71,12 @@ func netScoped(c audit.Change) bool {
 	return false
 }
 
-// mountScoped reports whether a change writes through sysfs, which the
-// mount namespace decides (ip netns exec mounts the namespace's own /sys).
-func mountScoped(c audit.Change) bool {
-	return c.Kind == audit.KindFile && strings.HasPrefix(c.Target, "/sys/")
-}
-
 // bind returns the namespaces an entry for c is bound to, given where the
 // writer runs: only those that decide what the write reaches.
 func bind(c audit.Change, here NS) NS {
 	var ns NS
 	if netScoped(c) {
 		ns.Net = here.Net
-	}
-	if mountScoped(c) {
-		ns.Mnt = here.Mnt
 	}
 	return ns
 }
@@ -91,14 +88,11 @@ func (ns NS) elsewhere(here NS) string {
 	if ns.Net != 0 && here.Net != 0 && ns.Net != here.Net {
 		why = append(why, fmt.Sprintf("network namespace net:[%d], this is net:[%d]", ns.Net, here.Net))
 	}
-	if ns.Mnt != 0 && here.Mnt != 0 && ns.Mnt != here.Mnt {
-		why = append(why, fmt.Sprintf("mount namespace mnt:[%d], this is mnt:[%d]", ns.Mnt, here.Mnt))
-	}
 	return strings.Join(why, " and ")
 }
 
 // sameNS reports whether two bindings name the same knob instance.
-func (ns NS) same(o NS) bool { return ns.Net == o.Net && ns.Mnt == o.Mnt }
+func (ns NS) same(o NS) bool { return ns.Net == o.Net }
 
 // Skipped is a journal entry revert left alone because it belongs to
 // another namespace.

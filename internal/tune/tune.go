@@ -278,7 +278,7 @@ func (h Host) Verify() ([]Drift, error) {
 	last := map[string]int{}
 	for i, e := range j.Entries {
 		if e.State == Applied {
-			last[fmt.Sprintf("%s\x00%s\x00%d\x00%d", e.Change.Kind, e.Change.Target, e.NS.Net, e.NS.Mnt)] = i
+			last[fmt.Sprintf("%s\x00%s\x00%d", e.Change.Kind, e.Change.Target, e.NS.Net)] = i
 		}
 	}
 	idx := make([]int, 0, len(last))
@@ -309,7 +309,11 @@ func (h Host) Verify() ([]Drift, error) {
 // RevertOptions tune a revert.
 type RevertOptions struct {
 	Force bool // revert a journal from an earlier boot
-	Log   func(format string, args ...any)
+	// Discard removes the reverted journal instead of keeping it as
+	// journal-*.reverted.json history: for the many intermediate reverts
+	// of bisect and apply --measure, whose flips are not the user's.
+	Discard bool
+	Log     func(format string, args ...any)
 }
 
 // Revert restores every journaled knob to its value before perflab, newest
@@ -394,6 +398,12 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 	if len(failed) > 0 {
 		_ = j.save(h)
 		return restored, fmt.Errorf("could not restore %s; the journal is kept, fix the cause and run revert again", strings.Join(failed, "; "))
+	}
+	if opt.Discard {
+		if err := os.Remove(h.journalPath()); err != nil {
+			return restored, err
+		}
+		return restored, syncDir(filepath.Dir(h.journalPath()))
 	}
 	return restored, j.archive(h)
 }

@@ -38,6 +38,7 @@ func All() []probe.Probe {
 		&Disk{},
 		&NetTCP{},
 		&NetUDP{},
+		&NetPing{},
 	}
 }
 

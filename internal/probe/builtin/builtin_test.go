@@ -28,6 +28,7 @@ var tiny = map[string]probe.Params{
 	"disk":             {"size": "2MiB", "block": "256KiB", "duration": "10ms", "direct": "auto"},
 	"net.tcp":          {"msg_size": "16KiB", "duration": "20ms"},
 	"net.udp":          {"duration": "20ms"},
+	"net.ping":         {"duration": "20ms"},
 }
 
 func newEnv(t *testing.T, p probe.Probe, over probe.Params) *probe.Env {

@@ -28,6 +28,19 @@ type NetTCP struct {
 	procs   procsGuard
 	// CPUs of the client thread and of the server threads (-1: unpinned).
 	clientCPU, serverCPU int
+	// peer, when set, serves on another host; dst is where the client
+	// connects (loopback without a peer).
+	peer *PeerInfo
+	dst  [4]byte
+}
+
+// SetPeer makes the probe a client of a peer server on another host.
+func (n *NetTCP) SetPeer(p *PeerInfo) error {
+	if _, err := peerAddr(p); err != nil {
+		return err
+	}
+	n.peer = p
+	return nil
 }
 
 type tcpConfig struct {
@@ -65,7 +78,7 @@ func (n *NetTCP) parse(p probe.Params) (tcpConfig, error) {
 	const name = "net.tcp"
 	var cfg tcpConfig
 	var err error
-	if err = checkKnown(name, p, n.Defaults(false)); err != nil {
+	if err = checkKnown(name, p, withPeerParam(n.Defaults(false), n.peer)); err != nil {
 		return cfg, err
 	}
 	ms, err := sizeParam(name, p, "msg_size", 65536, 1, 16<<20, 1)
@@ -115,6 +128,10 @@ func (n *NetTCP) Setup(_ context.Context, env *probe.Env) error {
 	n.clientCPU, n.serverCPU = ping[0], pong[0]
 	// Client, server handler and the accept threads may all be runnable.
 	n.procs.raise(6)
+	n.dst = loopback
+	if n.peer != nil {
+		return n.setupPeer(env)
+	}
 	servers := map[string]func(fd int){"latency": n.serveEcho, "bandwidth": n.serveSink, "connect": n.serveShort}
 	for _, t := range cfg.tests {
 		fd, port, err := listenTCP()
@@ -129,7 +146,7 @@ func (n *NetTCP) Setup(_ context.Context, env *probe.Env) error {
 		go n.acceptLoop(fd, t == "connect", servers[t])
 	}
 	if port, ok := n.ports["latency"]; ok {
-		if n.latConn, err = dialTCP(port, true); err != nil {
+		if n.latConn, err = dialTCPTo(n.dst, port, true); err != nil {
 			return fmt.Errorf("net.tcp: %w", err)
 		}
 		n.hasLat = true
@@ -276,7 +293,7 @@ func (n *NetTCP) latency(stop *atomic.Bool) (float64, error) {
 func (n *NetTCP) bandwidth(stop *atomic.Bool) (float64, error) {
 	// Nagle stays on, as in qperf: small writes coalesce as they would
 	// for an application streaming without TCP_NODELAY.
-	fd, err := dialTCP(n.ports["bandwidth"], false)
+	fd, err := dialTCPTo(n.dst, n.ports["bandwidth"], false)
 	if err != nil {
 		return 0, err
 	}
@@ -305,7 +322,7 @@ func (n *NetTCP) connectRate(stop *atomic.Bool) (float64, error) {
 	conns := 0
 	start := time.Now()
 	for {
-		fd, err := dialTCP(port, true)
+		fd, err := dialTCPTo(n.dst, port, true)
 		if err != nil {
 			return 0, err
 		}
@@ -345,4 +362,41 @@ func (n *NetTCP) Teardown(*probe.Env) error {
 	n.buf = nil
 	n.procs.restore()
 	return nil
+}
+
+// setupPeer points the client at the peer's servers; nothing listens here.
+func (n *NetTCP) setupPeer(env *probe.Env) error {
+	n.dst, _ = peerAddr(n.peer)
+	n.serverCPU = -1
+	all := map[string]int{"latency": n.peer.Ports.TCPEcho, "bandwidth": n.peer.Ports.TCPSink, "connect": n.peer.Ports.TCPShort}
+	for _, t := range n.cfg.tests {
+		n.ports[t] = all[t]
+	}
+	env.Notes = append(env.Notes, peerNote(n.peer)+"; latency is one-way = round trip / 2, as qperf tcp_lat reports")
+	if port, ok := n.ports["latency"]; ok {
+		var err error
+		if n.latConn, err = dialTCPTo(n.dst, port, true); err != nil {
+			return fmt.Errorf("net.tcp: %w", err)
+		}
+		n.hasLat = true
+	}
+	return nil
+}
+
+// withPeerParam allows the "peer" parameter (the peer's name, recorded so
+// runs against different peers are different measurements) when a peer
+// is set.
+func withPeerParam(d probe.Params, p *PeerInfo) probe.Params {
+	if p != nil {
+		d["peer"] = p.Name
+	}
+	return d
+}
+
+func peerNote(p *PeerInfo) string {
+	s := fmt.Sprintf("between hosts: client here, server on peer %s (%s)", p.Name, p.Addr)
+	if p.SnapshotID != "" {
+		s += ", peer snapshot " + p.SnapshotID
+	}
+	return s
 }

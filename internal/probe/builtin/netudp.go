@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,6 +27,19 @@ type NetUDP struct {
 	procs    procsGuard
 	// CPUs of the sender and the receiver (-1: unpinned).
 	txCPU, rxCPU int
+	// peer, when set, receives on another host; ctl asks it for its count.
+	peer   *PeerInfo
+	ctl    int
+	hasCtl bool
+}
+
+// SetPeer makes the probe send to a peer server on another host.
+func (u *NetUDP) SetPeer(p *PeerInfo) error {
+	if _, err := peerAddr(p); err != nil {
+		return err
+	}
+	u.peer = p
+	return nil
 }
 
 type udpConfig struct {
@@ -56,7 +70,7 @@ func (u *NetUDP) parse(p probe.Params) (udpConfig, error) {
 	const name = "net.udp"
 	var cfg udpConfig
 	var err error
-	if err = checkKnown(name, p, u.Defaults(false)); err != nil {
+	if err = checkKnown(name, p, withPeerParam(u.Defaults(false), u.peer)); err != nil {
 		return cfg, err
 	}
 	sz, err := sizeParam(name, p, "size", 64, 1, 65507, 1)
@@ -94,6 +108,9 @@ func (u *NetUDP) Setup(_ context.Context, env *probe.Env) error {
 	u.txCPU, u.rxCPU = tx[0], rx[0]
 	u.quit.Store(false)
 	u.procs.raise(4)
+	if u.peer != nil {
+		return u.setupPeer(env)
+	}
 	if u.rx, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
 		return fmt.Errorf("net.udp: socket: %w", err)
 	}
@@ -146,8 +163,9 @@ func (u *NetUDP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 	defer release()
 	var rx0, rx1 uint64
 	var sent float64
+	var cerr error
 	res := runPinned([]int{u.txCPU}, 1, func(int) workerResult {
-		rx0 = u.received.Load()
+		rx0, cerr = u.rxCount()
 		start := time.Now()
 		for i := 1; ; i++ {
 			_, err := unix.Write(u.tx, u.payload)
@@ -161,7 +179,15 @@ func (u *NetUDP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 			}
 			if i&255 == 0 {
 				if el := time.Since(start); el >= u.cfg.duration || stop.Load() {
-					rx1 = u.received.Load()
+					if u.peer != nil {
+						// Datagrams still in flight on the wire land
+						// before the count is read back.
+						time.Sleep(20 * time.Millisecond)
+					}
+					var err error
+					if rx1, err = u.rxCount(); err != nil && cerr == nil {
+						cerr = err
+					}
 					return workerResult{units: sent, elapsed: el}
 				}
 			}
@@ -171,6 +197,9 @@ func (u *NetUDP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 		return nil, ctx.Err()
 	}
 	r := res[0]
+	if r.err == nil {
+		r.err = cerr
+	}
 	if r.err != nil {
 		return nil, fmt.Errorf("net.udp: %w", r.err)
 	}
@@ -180,6 +209,10 @@ func (u *NetUDP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 
 func (u *NetUDP) Teardown(*probe.Env) error {
 	u.quit.Store(true)
+	if u.hasCtl {
+		unix.Close(u.ctl)
+		u.hasCtl = false
+	}
 	if u.hasTx {
 		unix.Close(u.tx)
 		u.hasTx = false
@@ -192,4 +225,39 @@ func (u *NetUDP) Teardown(*probe.Env) error {
 	u.payload = nil
 	u.procs.restore()
 	return nil
+}
+
+// setupPeer sends to the peer's UDP sink and reads its count over TCP.
+func (u *NetUDP) setupPeer(env *probe.Env) error {
+	dst, _ := peerAddr(u.peer)
+	var err error
+	if u.ctl, err = dialTCPTo(dst, u.peer.Ports.UDPCount, true); err != nil {
+		return fmt.Errorf("net.udp: %w", err)
+	}
+	u.hasCtl = true
+	if u.tx, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+		return fmt.Errorf("net.udp: socket: %w", err)
+	}
+	u.hasTx = true
+	if err := unix.Connect(u.tx, &unix.SockaddrInet4{Addr: dst, Port: u.peer.Ports.UDPSink}); err != nil {
+		return fmt.Errorf("net.udp: connect %s:%d: %w", u.peer.Addr, u.peer.Ports.UDPSink, err)
+	}
+	env.Notes = append(env.Notes, peerNote(u.peer)+"; rx_pps is what the peer received")
+	return nil
+}
+
+// rxCount is the receiver's datagram count: the local receiver's, or the
+// peer's asked over the control connection.
+func (u *NetUDP) rxCount() (uint64, error) {
+	if u.peer == nil {
+		return u.received.Load(), nil
+	}
+	var b [8]byte
+	if err := writeFull(u.ctl, b[:1]); err != nil {
+		return 0, fmt.Errorf("asking the peer for its count: %w", err)
+	}
+	if err := readFull(u.ctl, b[:]); err != nil {
+		return 0, fmt.Errorf("reading the peer's count: %w", err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
 }

@@ -15,13 +15,16 @@ import (
 var loopback = [4]byte{127, 0, 0, 1}
 
 // listenTCP listens on 127.0.0.1 on a free port.
-func listenTCP() (fd, port int, err error) {
+func listenTCP() (fd, port int, err error) { return listenTCPOn(loopback) }
+
+// listenTCPOn listens on addr on a free port.
+func listenTCPOn(addr [4]byte) (fd, port int, err error) {
 	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, 0, fmt.Errorf("socket: %w", err)
 	}
 	if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err == nil {
-		err = unix.Bind(fd, &unix.SockaddrInet4{Addr: loopback})
+		err = unix.Bind(fd, &unix.SockaddrInet4{Addr: addr})
 	}
 	if err == nil {
 		err = unix.Listen(fd, 4096)
@@ -31,13 +34,13 @@ func listenTCP() (fd, port int, err error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return -1, 0, fmt.Errorf("listen on 127.0.0.1: %w", err)
+		return -1, 0, fmt.Errorf("listen on %s: %w", ip4(addr), err)
 	}
 	return fd, port, nil
 }
 
-// dialTCP connects to 127.0.0.1:port, with TCP_NODELAY when nodelay.
-func dialTCP(port int, nodelay bool) (int, error) {
+// dialTCPTo connects to addr:port, with TCP_NODELAY when nodelay.
+func dialTCPTo(addr [4]byte, port int, nodelay bool) (int, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("socket: %w", err)
@@ -47,7 +50,7 @@ func dialTCP(port int, nodelay bool) (int, error) {
 	}
 	if err == nil {
 		for {
-			err = unix.Connect(fd, &unix.SockaddrInet4{Addr: loopback, Port: port})
+			err = unix.Connect(fd, &unix.SockaddrInet4{Addr: addr, Port: port})
 			if err != unix.EINTR {
 				break
 			}
@@ -55,7 +58,7 @@ func dialTCP(port int, nodelay bool) (int, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("connect 127.0.0.1:%d: %w", port, err)
+		return -1, fmt.Errorf("connect %s:%d: %w", ip4(addr), port, err)
 	}
 	return fd, nil
 }
@@ -115,3 +118,5 @@ func (s *fdSet) shutdownAll() {
 		unix.Shutdown(fd, unix.SHUT_RDWR)
 	}
 }
+
+func ip4(a [4]byte) string { return fmt.Sprintf("%d.%d.%d.%d", a[0], a[1], a[2], a[3]) }

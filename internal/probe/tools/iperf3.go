@@ -36,7 +36,7 @@ func (*Iperf3) Defaults(quick bool) probe.Params {
 
 func (i *Iperf3) parse(p probe.Params) error {
 	const n = "iperf3"
-	if err := checkKnown(n, p, i.Defaults(false)); err != nil {
+	if err := checkKnown(n, p, i.withPeer(i.Defaults(false))); err != nil {
 		return err
 	}
 	var err error
@@ -91,7 +91,7 @@ func (i *Iperf3) Setup(ctx context.Context, env *probe.Env) error {
 	if err := i.prepare(env, "iperf3", true); err != nil {
 		return err
 	}
-	argv := []string{i.path, "-s", "-B", "127.0.0.1", "-p", strconv.Itoa(i.port)}
+	argv := []string{i.path, "-s", "-B", i.listenAddr(), "-p", strconv.Itoa(i.port)}
 	// A probing connection would count as a failed test on the server.
 	return i.start(ctx, env, "iperf3", argv, i.pl.server, boundReady("tcp", i.port))
 }
@@ -99,7 +99,7 @@ func (i *Iperf3) Setup(ctx context.Context, env *probe.Env) error {
 func (i *Iperf3) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	out := map[string]float64{}
 	for _, t := range i.tests {
-		argv := []string{i.path, "-c", "127.0.0.1", "-p", strconv.Itoa(i.port), "-t", secondsArg(i.dur),
+		argv := []string{i.path, "-c", i.serverAddr(), "-p", strconv.Itoa(i.port), "-t", secondsArg(i.dur),
 			"-P", strconv.Itoa(i.streams), "-J"}
 		if t == "udp" {
 			argv = append(argv, "-u", "-b", "0", "-l", strconv.Itoa(i.udpLen))

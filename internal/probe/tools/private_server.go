@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/perflab/perflab/internal/probe"
@@ -18,6 +19,65 @@ type privateServer struct {
 	dir  string
 	port int
 	srv  *server
+	// Between hosts (bench --peer): bind is the address the server
+	// listens on, on the peer ("" = 127.0.0.1); remote is the peer's
+	// server that the client here drives instead of starting one.
+	bind   string
+	remote *peerServer
+}
+
+// peerServer is a server perflab started on a peer host.
+type peerServer struct {
+	name, addr string
+	port       int
+}
+
+// Peerable adapters can put their server on a peer host: the peer runs
+// Setup after ServeOn (server only, listening on the peer's address) and
+// reports ServerPort; here UsePeer makes Setup start nothing and Iterate
+// drive the peer's server.
+type Peerable interface {
+	probe.Probe
+	ServeOn(bind string)
+	ServerPort() int
+	UsePeer(name, addr string, port int)
+}
+
+// ServeOn makes the server listen on bind instead of 127.0.0.1.
+func (ps *privateServer) ServeOn(bind string) { ps.bind = bind }
+
+// ServerPort is the port the server listens on (after Setup).
+func (ps *privateServer) ServerPort() int { return ps.port }
+
+// UsePeer makes the client drive the server at addr:port on peer name.
+func (ps *privateServer) UsePeer(name, addr string, port int) {
+	ps.remote = &peerServer{name, addr, port}
+}
+
+// listenAddr is where the server listens.
+func (ps *privateServer) listenAddr() string {
+	if ps.bind != "" {
+		return ps.bind
+	}
+	return "127.0.0.1"
+}
+
+// serverAddr is where the client connects.
+func (ps *privateServer) serverAddr() string {
+	if ps.remote != nil {
+		return ps.remote.addr
+	}
+	return ps.listenAddr()
+}
+
+// withPeer allows the "peer" parameter (the peer's name, so that runs
+// against different servers are different measurements) when a peer is
+// in use.
+func (ps *privateServer) withPeer(d probe.Params) probe.Params {
+	if ps.remote != nil {
+		d["peer"] = ps.remote.name
+	}
+	return d
 }
 
 // prepare creates the directory name in the run's scratch directory and
@@ -27,6 +87,10 @@ func (ps *privateServer) prepare(env *probe.Env, name string, udp bool) error {
 	if ps.dir, err = makeDir(env, name); err != nil {
 		return err
 	}
+	if ps.remote != nil {
+		ps.port = ps.remote.port
+		return nil
+	}
 	ps.port, err = freePort(udp)
 	return err
 }
@@ -35,6 +99,10 @@ func (ps *privateServer) prepare(env *probe.Env, name string, udp bool) error {
 // directory pinned to cpus (nil: unpinned), and waits up to 30 s until
 // ready accepts it.
 func (ps *privateServer) start(ctx context.Context, env *probe.Env, tool string, argv []string, cpus []int, ready func(context.Context) error) error {
+	if ps.remote != nil {
+		addNote(&env.Notes, fmt.Sprintf("between hosts: load generator here, %s on peer %s (%s:%d), started there by perflab", tool, ps.remote.name, ps.remote.addr, ps.remote.port))
+		return nil
+	}
 	addNote(&env.Notes, "server: "+shellJoin(argv))
 	var err error
 	if ps.srv, err = startServer(tool, argv, ps.dir, cpus); err != nil {

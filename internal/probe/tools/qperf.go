@@ -41,7 +41,7 @@ func (*Qperf) Defaults(quick bool) probe.Params {
 
 func (q *Qperf) parse(p probe.Params) error {
 	const n = "qperf"
-	if err := checkKnown(n, p, q.Defaults(false)); err != nil {
+	if err := checkKnown(n, p, q.withPeer(q.Defaults(false))); err != nil {
 		return err
 	}
 	var err error
@@ -119,11 +119,11 @@ func (q *Qperf) Setup(ctx context.Context, env *probe.Env) error {
 		return err
 	}
 	argv := []string{q.path, "--listen_port", strconv.Itoa(q.port)}
-	return q.start(ctx, env, "qperf", argv, q.pl.server, tcpReady(q.port))
+	return q.start(ctx, env, "qperf", argv, q.pl.server, tcpReadyOn(q.listenAddr(), q.port))
 }
 
 func (q *Qperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
-	argv := []string{q.path, "-lp", strconv.Itoa(q.port), "127.0.0.1", "-t", secondsArg(q.dur), "-v",
+	argv := []string{q.path, "-lp", strconv.Itoa(q.port), q.serverAddr(), "-t", secondsArg(q.dur), "-v",
 		"-m", strconv.FormatInt(q.msgSize, 10)}
 	argv = append(argv, q.tests...)
 	recordCommand(env, argv)

@@ -53,7 +53,7 @@ func (*Redis) Defaults(quick bool) probe.Params {
 
 func (r *Redis) parse(p probe.Params) error {
 	const n = "redis-benchmark"
-	if err := checkKnown(n, p, r.Defaults(false)); err != nil {
+	if err := checkKnown(n, p, r.withPeer(r.Defaults(false))); err != nil {
 		return err
 	}
 	var err error
@@ -137,17 +137,22 @@ func (r *Redis) Setup(ctx context.Context, env *probe.Env) error {
 	if err := r.prepare(env, "redis", false); err != nil {
 		return err
 	}
-	argv := []string{r.serverPath, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--save", "",
+	argv := []string{r.serverPath, "--port", strconv.Itoa(r.port), "--bind", r.listenAddr(), "--save", "",
 		"--appendonly", "no", "--dir", r.dir, "--daemonize", "no", "--logfile", "", "--protected-mode", "yes"}
-	return r.start(ctx, env, "redis-server", argv, r.pl.server, redisPing(r.port))
+	if r.bind != "" {
+		// On a peer host the server listens on the peer's address for the
+		// run's duration only; protected mode would refuse the client.
+		argv[len(argv)-1] = "no"
+	}
+	return r.start(ctx, env, "redis-server", argv, r.pl.server, redisPing(r.listenAddr(), r.port))
 }
 
 // redisPing is the readiness check: the server answers PING with +PONG
 // (it accepts connections before it has loaded, and answers -LOADING).
-func redisPing(port int) func(context.Context) error {
+func redisPing(addr string, port int) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		c, err := d.DialContext(ctx, "tcp4", net.JoinHostPort(addr, strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}
@@ -170,7 +175,7 @@ func redisPing(port int) func(context.Context) error {
 }
 
 func (r *Redis) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
-	argv := []string{r.benchPath, "-h", "127.0.0.1", "-p", strconv.Itoa(r.port), "-t", strings.Join(r.tests, ","),
+	argv := []string{r.benchPath, "-h", r.serverAddr(), "-p", strconv.Itoa(r.port), "-t", strings.Join(r.tests, ","),
 		"-P", strconv.Itoa(r.pipeline), "-d", strconv.Itoa(r.valueSize), "-c", strconv.Itoa(r.clients),
 		"-n", strconv.Itoa(r.requests), "--csv"}
 	recordCommand(env, argv)

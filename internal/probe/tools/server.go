@@ -364,10 +364,13 @@ func freePort(udp bool) (int, error) {
 }
 
 // tcpReady is a readiness check: the port accepts a connection.
-func tcpReady(port int) func(context.Context) error {
+func tcpReady(port int) func(context.Context) error { return tcpReadyOn("127.0.0.1", port) }
+
+// tcpReadyOn is tcpReady for a server listening on addr.
+func tcpReadyOn(addr string, port int) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		c, err := d.DialContext(ctx, "tcp4", net.JoinHostPort(addr, strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}
@@ -390,6 +393,9 @@ func addNote(notes *[]string, n string) {
 // retries without end) stops at once; check failed() after it returns.
 func (s *server) guard(ctx context.Context) (context.Context, context.CancelFunc) {
 	gctx, cancel := context.WithCancel(ctx)
+	if s == nil { // the server is on a peer host
+		return gctx, cancel
+	}
 	go func() {
 		select {
 		case <-s.exited:
@@ -497,6 +503,9 @@ func boundReady(proto string, port int) func(context.Context) error {
 // before its exit is reaped, so give that a second. With clientErr nil it
 // still reports a server that exited meanwhile.
 func (s *server) failed(clientErr error) error {
+	if s == nil { // the server is on a peer host
+		return clientErr
+	}
 	if clientErr != nil {
 		select {
 		case <-s.exited:

@@ -40,7 +40,7 @@ func (*Sockperf) Defaults(quick bool) probe.Params {
 
 func (s *Sockperf) parse(p probe.Params) error {
 	const n = "sockperf"
-	if err := checkKnown(n, p, s.Defaults(false)); err != nil {
+	if err := checkKnown(n, p, s.withPeer(s.Defaults(false))); err != nil {
 		return err
 	}
 	s.proto = p["protocol"]
@@ -90,7 +90,7 @@ func (s *Sockperf) Setup(ctx context.Context, env *probe.Env) error {
 	if err := s.prepare(env, "sockperf", true); err != nil {
 		return err
 	}
-	argv := []string{s.path, "server", "-i", "127.0.0.1", "-p", strconv.Itoa(s.port)}
+	argv := []string{s.path, "server", "-i", s.listenAddr(), "-p", strconv.Itoa(s.port)}
 	if s.proto == "tcp" {
 		argv = append(argv, "--tcp")
 	}
@@ -98,7 +98,7 @@ func (s *Sockperf) Setup(ctx context.Context, env *probe.Env) error {
 }
 
 func (s *Sockperf) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
-	argv := []string{s.path, "ping-pong", "-i", "127.0.0.1", "-p", strconv.Itoa(s.port), "-t", secondsArg(s.dur),
+	argv := []string{s.path, "ping-pong", "-i", s.serverAddr(), "-p", strconv.Itoa(s.port), "-t", secondsArg(s.dur),
 		"-m", strconv.Itoa(s.msgSize)}
 	if s.proto == "tcp" {
 		argv = append(argv, "--tcp")

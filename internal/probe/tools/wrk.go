@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func (*Wrk) Defaults(quick bool) probe.Params {
 
 func (w *Wrk) parse(p probe.Params) error {
 	const n = "wrk.nginx"
-	if err := checkKnown(n, p, w.Defaults(false)); err != nil {
+	if err := checkKnown(n, p, w.withPeer(w.Defaults(false))); err != nil {
 		return err
 	}
 	var err error
@@ -120,7 +121,7 @@ func (w *Wrk) Available() error {
 
 // nginxConf is the private configuration: everything nginx writes goes to
 // dir, and it listens on loopback only.
-func nginxConf(dir string, port, workers int, asRoot bool) string {
+func nginxConf(dir, addr string, port, workers int, asRoot bool) string {
 	var b strings.Builder
 	b.WriteString("daemon off;\nmaster_process on;\n")
 	if workers > 0 {
@@ -139,7 +140,7 @@ func nginxConf(dir string, port, workers int, asRoot bool) string {
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		fmt.Fprintf(&b, "  %s_temp_path %s;\n", t, filepath.Join(dir, t+"_temp"))
 	}
-	fmt.Fprintf(&b, "  server {\n    listen 127.0.0.1:%d backlog=4096;\n    root %s;\n    location / { }\n  }\n}\n", port, filepath.Join(dir, "html"))
+	fmt.Fprintf(&b, "  server {\n    listen %s backlog=4096;\n    root %s;\n    location / { }\n  }\n}\n", net.JoinHostPort(addr, strconv.Itoa(port)), filepath.Join(dir, "html"))
 	return b.String()
 }
 
@@ -167,7 +168,7 @@ func (w *Wrk) Setup(ctx context.Context, env *probe.Env) error {
 		workers = len(w.pl.server)
 	}
 	conf := filepath.Join(w.dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConf(w.dir, w.port, workers, os.Geteuid() == 0)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(nginxConf(w.dir, w.listenAddr(), w.port, workers, os.Geteuid() == 0)), 0o600); err != nil {
 		return err
 	}
 	argv := []string{w.nginxPath, "-p", w.dir, "-c", conf, "-e", filepath.Join(w.dir, "error.log")}
@@ -191,7 +192,9 @@ func (w *Wrk) Setup(ctx context.Context, env *probe.Env) error {
 	})
 }
 
-func (w *Wrk) url() string { return "http://127.0.0.1:" + strconv.Itoa(w.port) + "/index.html" }
+func (w *Wrk) url() string {
+	return "http://" + net.JoinHostPort(w.serverAddr(), strconv.Itoa(w.port)) + "/index.html"
+}
 
 func (w *Wrk) Iterate(ctx context.Context, env *probe.Env) (map[string]float64, error) {
 	out := map[string]float64{}

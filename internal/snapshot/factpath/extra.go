@@ -22,6 +22,14 @@ type RunFacts struct {
 	ToolVersion string            `json:"tool_version"` // its version
 }
 
+// HostDriftFacts are the host-drift reference readings compared between
+// runs (compare.HostDrift): how fast the host itself ran, per workload.
+type HostDriftFacts struct {
+	CPU     float64 `json:"cpu"`     // dependent integer chain, speed change in percent
+	Memory  float64 `json:"memory"`  // 64 MiB sequential read, speed change in percent
+	Syscall float64 `json:"syscall"` // getppid, speed change in percent
+}
+
 // HostNoiseFacts is the host-noise reading compared between runs.
 type HostNoiseFacts struct {
 	LostPct float64 `json:"lost_pct"` // share of a spinning thread's time taken in gaps
@@ -40,6 +48,9 @@ var extraRoots = map[string]func(segs []string) error{
 	},
 	"hostnoise": func(segs []string) error {
 		return check(reflect.TypeOf(HostNoiseFacts{}), segs, "hostnoise")
+	},
+	"hostdrift": func(segs []string) error {
+		return check(reflect.TypeOf(HostDriftFacts{}), segs, "hostdrift")
 	},
 	"monitor": func(segs []string) error {
 		if len(segs) == 0 {
@@ -61,7 +72,7 @@ var extraRoots = map[string]func(segs []string) error{
 
 // extraPaths lists the non-snapshot catalogue paths.
 func extraPaths() []string {
-	out := []string{"run", "run[*].params", "run[*].params.*", "run[*].cpus", "run[*].tool", "run[*].tool_version", "hostnoise", "hostnoise.lost_pct", "monitor"}
+	out := []string{"run", "run[*].params", "run[*].params.*", "run[*].cpus", "run[*].tool", "run[*].tool_version", "hostnoise", "hostnoise.lost_pct", "hostdrift", "hostdrift.cpu", "hostdrift.memory", "hostdrift.syscall", "monitor"}
 	for _, f := range monitor.Fields {
 		out = append(out, "monitor."+f.Name)
 	}

@@ -104,6 +104,7 @@ var kinds = []struct {
 	{"run", Setting}, // how the benchmark was run
 	{"monitor", State},
 	{"hostnoise", State},
+	{"hostdrift", State},
 }
 
 // runtimeMounts are mount points (and their subtrees) that the system or

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/run"
+)
+
+// driftingHost is a fake host whose speed wanders ±10% over the session
+// (one step per probe call) while a state's effect multiplies it.
+type driftingHost struct {
+	rng    *rand.Rand
+	level  float64 // the host's drift factor now
+	effect map[string]float64
+	state  string
+	calls  int
+}
+
+func (h *driftingHost) value(int) map[string]float64 {
+	h.calls++
+	if h.calls%20 == 0 { // the host moves between runs, not within
+		h.level = 1 + 0.10*(2*h.rng.Float64()-1)
+	}
+	return map[string]float64{"ops": 1000 * h.level * h.effect[h.state] * (1 + 0.002*h.rng.NormFloat64())}
+}
+
+func (h *driftingHost) states(names ...string) []State {
+	var out []State
+	for _, n := range names {
+		out = append(out, State{Name: n, Apply: func(context.Context) error { h.state = n; return nil }})
+	}
+	return out
+}
+
+// Interleaved states recover a −3% effect that the host's ±10% drift would
+// hide, with an interval covering it; the same state twice reads ~1; every
+// run is stored under its state's label with its block.
+func TestInterleaveRecoversEffectUnderDrift(t *testing.T) {
+	clk := newClock()
+	h := &driftingHost{rng: rand.New(rand.NewPCG(1, 1)), level: 1, effect: map[string]float64{"A": 1, "B": 0.97, "A2": 1}}
+	f := &fake{name: "n", metrics: oneMetric, value: h.value, clk: clk, step: time.Second}
+	o := opts(clk)
+	o.Precision, o.MinRuns, o.MaxRuns = 0, 6, 6
+	var stored []*run.Run
+	o.OnRun = func(r *run.Run) error { stored = append(stored, r); return nil }
+	runs, res, err := Interleave(context.Background(), []Item{{Probe: f, Params: f.Defaults(false)}},
+		InterleaveOptions{States: h.states("A", "B", "A2"), Blocks: 8, Seed: 42}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 24 || len(stored) != 24 || res.Blocks != 8 || res.Stopped != "blocks" {
+		t.Fatalf("%d runs (%d stored), %d blocks, stopped %s", len(runs), len(stored), res.Blocks, res.Stopped)
+	}
+	for _, r := range stored {
+		if r.Block < 1 || r.Block > 8 || r.Label != "t/"+r.State {
+			t.Fatalf("run %s: state %q block %d label %q", r.ID, r.State, r.Block, r.Label)
+		}
+	}
+	got := map[string]Effect{}
+	for _, e := range res.Effects {
+		got[e.State] = e
+	}
+	b, a2 := got["B"], got["A2"]
+	if b.Blocks != 8 || !(b.Lo < 0.97 && 0.97 < b.Hi) || b.Hi >= 0.99 {
+		t.Errorf("B vs A: %.4f [%.4f, %.4f] over %d blocks, want an interval covering 0.97 and below 0.99", b.Ratio, b.Lo, b.Hi, b.Blocks)
+	}
+	if !(a2.Lo < 1 && 1 < a2.Hi) || math.Abs(a2.Ratio-1) > 0.01 {
+		t.Errorf("A2 vs A: %.4f [%.4f, %.4f], want about 1", a2.Ratio, a2.Lo, a2.Hi)
+	}
+}
+
+// With a precision target the session ends once every effect is resolved.
+func TestInterleaveStopsAtPrecision(t *testing.T) {
+	clk := newClock()
+	h := &driftingHost{rng: rand.New(rand.NewPCG(2, 2)), level: 1, effect: map[string]float64{"A": 1, "B": 0.9}}
+	f := &fake{name: "n", metrics: oneMetric, value: h.value, clk: clk, step: time.Second}
+	o := opts(clk)
+	o.Precision, o.MaxRuns = 0.02, 6
+	_, res, err := Interleave(context.Background(), []Item{{Probe: f, Params: f.Defaults(false)}},
+		InterleaveOptions{States: h.states("A", "B"), Blocks: 50, Seed: 1}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != "precision" || res.Blocks < 3 || res.Blocks >= 50 {
+		t.Errorf("stopped %s after %d blocks", res.Stopped, res.Blocks)
+	}
+}
+
+func TestInterleaveBadStates(t *testing.T) {
+	clk := newClock()
+	f := &fake{name: "n", metrics: oneMetric, value: constant(1), clk: clk, step: time.Second}
+	items := []Item{{Probe: f, Params: f.Defaults(false)}}
+	ok := func(context.Context) error { return nil }
+	for _, c := range []struct {
+		states []State
+		want   string
+	}{
+		{[]State{{"A", ok}}, "fewer than the two"},
+		{[]State{{"A", ok}, {"A", ok}}, "named twice"},
+		{[]State{{"A", ok}, {"a/b", ok}}, "slash or space"},
+	} {
+		_, _, err := Interleave(context.Background(), items, InterleaveOptions{States: c.states}, opts(clk))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.states, err, c.want)
+		}
+	}
+	// A state that cannot be applied stops the session with its reason.
+	fail := []State{{"A", ok}, {"B", func(context.Context) error { return errors.New("exit status 1") }}}
+	_, _, err := Interleave(context.Background(), items, InterleaveOptions{States: fail, Seed: 3}, opts(clk))
+	if err == nil || !strings.Contains(err.Error(), "state B") || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("failing state: %v", err)
+	}
+}
+
+func TestRepeatRoundRobin(t *testing.T) {
+	clk := newClock()
+	f1 := &fake{name: "p1", metrics: oneMetric, value: constant(1), clk: clk, step: time.Second}
+	f2 := &fake{name: "p2", metrics: oneMetric, value: constant(2), clk: clk, step: time.Second}
+	o := opts(clk)
+	o.Repeat = 3
+	runs, err := Run(context.Background(), []Item{{Probe: f1, Params: f1.Defaults(false)}, {Probe: f2, Params: f2.Defaults(false)}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.Probe+"#"+string(rune('0'+r.Block)))
+	}
+	if strings.Join(got, " ") != "p1#1 p2#1 p1#2 p2#2 p1#3 p2#3" {
+		t.Errorf("order %v, want round-robin", got)
+	}
+	o.Repeat = -1
+	if _, err := Run(context.Background(), []Item{{Probe: f1, Params: f1.Defaults(false)}}, o); err == nil {
+		t.Error("negative repeat accepted")
+	}
+}

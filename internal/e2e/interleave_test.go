@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/bench"
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/probe/builtin"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/testenv"
+	"golang.org/x/sys/unix"
+)
+
+// dutyEnv makes the test binary a duty-cycled neighbour: pinned to the CPU
+// named in it, it spins dutyOn and sleeps dutyOff, about 5% of one CPU.
+const dutyEnv = "PERFLAB_E2E_DUTY_CPU"
+
+const (
+	dutyOn  = 1 * time.Millisecond
+	dutyOff = 19 * time.Millisecond
+)
+
+func init() {
+	if s := os.Getenv(dutyEnv); s != "" {
+		duty(s)
+		os.Exit(0)
+	}
+}
+
+func duty(cpuArg string) {
+	cpu, _ := strconv.Atoi(cpuArg)
+	runtime.GOMAXPROCS(1)
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	_ = unix.SchedSetaffinity(0, &set)
+	deadline := time.Now().Add(2 * time.Minute)
+	x := uint64(1)
+	for time.Now().Before(deadline) {
+		end := time.Now().Add(dutyOn)
+		for time.Now().Before(end) {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		time.Sleep(dutyOff)
+	}
+	_ = x
+}
+
+// neighbour runs the duty-cycled process while its state is measured and
+// accounts the CPU time it took, so the test knows the true effect.
+type neighbour struct {
+	t       *testing.T
+	cpu     int
+	cmd     *exec.Cmd
+	started time.Time
+	cpuTime time.Duration // consumed by the neighbour, over all its lives
+	wall    time.Duration // the neighbour lived this long, in total
+}
+
+func (n *neighbour) start(context.Context) error {
+	n.stop(context.Background())
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), dutyEnv+"="+strconv.Itoa(n.cpu))
+	// No Pdeathsig: it fires when the forking thread exits, and the
+	// harness exits its pinned threads. The neighbour ends itself after
+	// two minutes, and the test's cleanup kills it.
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	n.cmd, n.started = cmd, time.Now()
+	return nil
+}
+
+func (n *neighbour) stop(context.Context) error {
+	if n.cmd == nil {
+		return nil
+	}
+	n.cpuTime += procCPUTime(n.t, n.cmd.Process.Pid)
+	n.wall += time.Since(n.started)
+	_ = n.cmd.Process.Kill()
+	_ = n.cmd.Wait()
+	n.cmd = nil
+	return nil
+}
+
+// procCPUTime is utime+stime of a live process (/proc/PID/stat, in clock
+// ticks of 10 ms).
+func procCPUTime(t *testing.T, pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatalf("reading the neighbour's CPU time: %v", err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func interleaveCPU(t *testing.T, states []bench.State, blocks int) (*bench.Interleaved, []*run.Run) {
+	t.Helper()
+	p, ok := bench.NewCatalog(builtin.All()...).Probe("cpu")
+	if !ok {
+		t.Fatal("no cpu probe")
+	}
+	params := p.Defaults(true).Merge(probe.Params{"duration": "100ms", "max_prime": "5000", "threads": "1"})
+	item := bench.Item{Probe: p, Params: params, Budget: 10 * time.Second, MaxRuns: 12}
+	opt := bench.Options{Precision: 0, MinRuns: bench.DefaultMinRuns, MaxRuns: 12, Budget: 10 * time.Second,
+		Warmup: 1, Label: "e2e", Version: "e2e", CPUs: []int{runtime.NumCPU() - 1}, Host: bench.Host{Name: "e2e"}}
+	runs, res, err := bench.Interleave(context.Background(), []bench.Item{item},
+		bench.InterleaveOptions{States: states, Blocks: blocks, MinBlocks: blocks}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, runs
+}
+
+// TestInterleavedNeighbour: a neighbour pinned next to the probe and taking
+// about 5% of its CPU is found by interleaved states, with an interval that
+// covers the CPU share the neighbour really took; the same command with
+// both states equal reads equivalent. This is 'perflab bench cpu --state
+// alone=… --state neighbour=…' through the engine the CLI uses.
+func TestInterleavedNeighbour(t *testing.T) {
+	testenv.Short(t)
+	cpu := runtime.NumCPU() - 1
+	n := &neighbour{t: t, cpu: cpu}
+	t.Cleanup(func() { n.stop(context.Background()) })
+	res, runs := interleaveCPU(t, []bench.State{{Name: "alone", Apply: n.stop}, {Name: "neighbour", Apply: n.start}}, 8)
+	n.stop(context.Background())
+	share := n.cpuTime.Seconds() / n.wall.Seconds()
+	t.Logf("the neighbour took %.1f%% of CPU %d (%s of %s)", 100*share, cpu, n.cpuTime, n.wall.Round(time.Millisecond))
+	if share < 0.02 || share > 0.10 {
+		t.Fatalf("the neighbour took %.1f%% of a CPU, want about 5%%", 100*share)
+	}
+	truth := 1 - share
+	found := false
+	for _, e := range res.Effects {
+		if !strings.HasPrefix(e.Metric, "events_per_sec") {
+			continue
+		}
+		found = true
+		t.Logf("%s: neighbour/alone %.4f [%.4f, %.4f] over %d blocks, true %.4f", e.Metric, e.Ratio, e.Lo, e.Hi, e.Blocks, truth)
+		if !(e.Lo <= truth && truth <= e.Hi) {
+			t.Errorf("%s: interval [%.4f, %.4f] misses the neighbour's true effect %.4f", e.Metric, e.Lo, e.Hi, truth)
+		}
+		if e.Hi >= 1 {
+			t.Errorf("%s: interval [%.4f, %.4f] does not exclude no effect", e.Metric, e.Lo, e.Hi)
+		}
+	}
+	if !found {
+		t.Fatal("no events_per_sec effect")
+	}
+	// compare on the stored runs pairs the blocks and says worse.
+	var a, b []*run.Run
+	for _, r := range runs {
+		if r.State == "alone" {
+			a = append(a, r)
+		} else {
+			b = append(b, r)
+		}
+	}
+	c, err := compare.Compare([]compare.Side{side("alone", a), side("neighbour", b)}, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.Pairs[0].Deltas {
+		if row := c.Metrics[d.Row]; strings.HasPrefix(row.Metric, "events_per_sec") && (d.Verdict != compare.Worse || d.Drift.Source != "blocks") {
+			t.Errorf("compare of the stored blocks: %s %s from %s, want worse from blocks", row.Metric, d.Verdict, d.Drift.Source)
+		}
+	}
+
+	// A/A: both states leave the CPU alone.
+	nop := func(context.Context) error { return nil }
+	aa, _ := interleaveCPU(t, []bench.State{{Name: "A", Apply: nop}, {Name: "B", Apply: nop}}, 8)
+	for _, e := range aa.Effects {
+		t.Logf("A/A %s: %.4f [%.4f, %.4f]", e.Metric, e.Ratio, e.Lo, e.Hi)
+		if e.Lo > 1 || e.Hi < 1 {
+			t.Errorf("A/A %s: interval [%.4f, %.4f] excludes 1", e.Metric, e.Lo, e.Hi)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/perflab/perflab/internal/bench"
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/numfmt"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/termfmt"
+)
+
+// InterleavedKind marks the JSON document of an interleaved session.
+const InterleavedKind = "perflab-interleaved"
+
+// effectVerdict words one interleaved effect as compare's verdicts: a
+// change only when the whole interval clears the minimum effect at the
+// default ±2% margin.
+func effectVerdict(e bench.Effect) string {
+	rl := stats.RunLevel{DF: 1, Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi}
+	if math.IsNaN(e.Lo) {
+		return "inconclusive"
+	}
+	dir := rl.Direction(stats.MinEffect * 0.02)
+	if e.Better == run.Lower {
+		dir = -dir
+	}
+	switch {
+	case dir > 0:
+		return "better"
+	case dir < 0:
+		return "worse"
+	case e.Lo > 1/1.02 && e.Hi < 1.02:
+		return "equivalent"
+	}
+	return "same"
+}
+
+// Interleaved writes the effects of an interleaved session ('bench
+// --state', 'tune apply --measure'): each state against the first, paired
+// block by block.
+func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termfmt.Style) error {
+	if res == nil {
+		return nil
+	}
+	switch format {
+	case "json":
+		type effect struct {
+			Probe      string     `json:"probe"`
+			Metric     string     `json:"metric"`
+			Unit       string     `json:"unit"`
+			Better     run.Better `json:"better"`
+			Base       string     `json:"base"`
+			State      string     `json:"state"`
+			Blocks     int        `json:"blocks"`
+			Ratio      num        `json:"ratio"`
+			Lo         num        `json:"ratio_lo"`
+			Hi         num        `json:"ratio_hi"`
+			P          num        `json:"p"`
+			DeltaPct   num        `json:"delta_pct"`
+			DeltaLoPct num        `json:"delta_lo_pct"`
+			DeltaHiPct num        `json:"delta_hi_pct"`
+			Verdict    string     `json:"verdict"`
+		}
+		doc := struct {
+			Kind    string   `json:"kind"`
+			Blocks  int      `json:"blocks"`
+			Stopped string   `json:"stopped"`
+			Effects []effect `json:"effects"`
+		}{Kind: InterleavedKind, Blocks: res.Blocks, Stopped: res.Stopped, Effects: []effect{}}
+		for _, e := range res.Effects {
+			doc.Effects = append(doc.Effects, effect{e.Probe, e.Metric, e.Unit, e.Better, e.Base, e.State, e.Blocks,
+				num(e.Ratio), num(e.Lo), num(e.Hi), num(e.P), num(100 * (e.Ratio - 1)), num(100 * (e.Lo - 1)), num(100 * (e.Hi - 1)), effectVerdict(e)})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	case "md":
+		fmt.Fprintf(w, "\n## Interleaved effects (%d blocks, stopped by %s)\n\n| probe | metric | state vs base | Δ [95%% CI] | verdict |\n| --- | --- | --- | --- | --- |\n", res.Blocks, res.Stopped)
+		for _, e := range res.Effects {
+			fmt.Fprintf(w, "| %s | %s | %s vs %s | %s | %s |\n", mdEscape(e.Probe), mdEscape(e.Metric), mdEscape(e.State), mdEscape(e.Base), effectCI(e), effectVerdict(e))
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s\n", style.Bold(fmt.Sprintf("Interleaved effects: %d blocks, each state measured once per block in random order (stopped by %s)", res.Blocks, res.Stopped)))
+	fmt.Fprintln(w, style.Dim("Δ = state vs base, the blocks paired (drift between blocks cancels), 95% CI"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "probe\tmetric\tstate vs base\tΔ\t95% CI\tverdict")
+	for _, e := range res.Effects {
+		v := effectVerdict(e)
+		if paint := verdictStyle(style, compare.Verdict(v)); paint != nil {
+			v = paint(v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s vs %s\t%s\t%s\t%s\n", e.Probe, e.Metric, e.State, e.Base, numfmt.Pct(100*(e.Ratio-1)), ciPct(e), v)
+	}
+	return tw.Flush()
+}
+
+func effectCI(e bench.Effect) string {
+	return numfmt.Pct(100*(e.Ratio-1)) + " " + ciPct(e)
+}
+
+func ciPct(e bench.Effect) string {
+	if math.IsNaN(e.Lo) {
+		return "[–, –]"
+	}
+	return "[" + numfmt.Pct(100*(e.Lo-1)) + ", " + numfmt.Pct(100*(e.Hi-1)) + "]"
+}

@@ -1,0 +1,126 @@
+package trace
+
+import (
+	"context"
+	"io"
+	"math"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+// A bulk transfer across a link that drops 5 % of the client's packets:
+// the trace must attribute the retransmissions to that flow's ports and
+// count as many segments as the client namespace's TcpRetransSegs.
+func TestRetransLossyFlow(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireTool(t, "nft")
+	testenv.RequireTool(t, "nstat")
+	testenv.RequireTool(t, "ip")
+	fs, _ := hostfs.New("/")
+	if err := Ready(fs, Needs{BTFTypes: []string{"btf_trace_tcp_retransmit_skb"}}); err != nil {
+		testenv.Unavailable(t, "eBPF tracing: %v", err)
+	}
+	p := newLossyPair(t, 5)
+	ln := listenIn(t, p.srv, p.srvAddr+":15201")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+
+	ready := make(chan struct{})
+	var rep *RetransReport
+	var terr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rep, terr = Retrans(context.Background(), fs, RetransOptions{Duration: 5 * time.Second, Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case <-done:
+		t.Fatal(terr)
+	}
+	before := nstatRetrans(t, p.cli)
+	ports := blast(t, 4, 3*time.Second, func() net.Conn { return dialIn(t, p.cli, p.srvAddr+":15201") })
+	time.Sleep(500 * time.Millisecond)
+	after := nstatRetrans(t, p.cli)
+	<-done
+	if terr != nil {
+		t.Fatal(terr)
+	}
+	want := after - before
+	if want < 20 {
+		t.Fatalf("only %v segments retransmitted in the client namespace: the loss did not work", want)
+	}
+	var flowSegs, other int
+	for _, f := range rep.Flows {
+		if f.Dst.Port() == 15201 && ports[int(f.Src.Port())] {
+			flowSegs += f.Segs
+			if f.Src.Addr().String() != p.cliAddr || f.Dst.Addr().String() != p.srvAddr {
+				t.Errorf("flow addresses %v → %v, want %s → %s", f.Src, f.Dst, p.cliAddr, p.srvAddr)
+			}
+		} else if f.Src.Addr().String() == p.cliAddr || f.Dst.Addr().String() == p.cliAddr {
+			other += f.Segs
+		} else {
+			t.Logf("not this test's: %v → %v %d segments (other work on the host)", f.Src, f.Dst, f.Segs)
+		}
+	}
+	t.Logf("traced %d segments on the flow (%d events, %d TLP), %d elsewhere; nstat TcpRetransSegs %v", flowSegs, rep.Retrans, rep.TLP, other, want)
+	if math.Abs(float64(flowSegs)-want) > 0.1*want {
+		t.Errorf("flow segments %d, nstat TcpRetransSegs %v: more than 10%% apart", flowSegs, want)
+	}
+	if other > 5 {
+		t.Errorf("%d segments retransmitted on other flows, want a handful at most", other)
+	}
+	var share float64
+	for _, f := range rep.Flows {
+		if ports[int(f.Src.Port())] {
+			share += f.SharePct
+		}
+	}
+	if share < 90 && !testenv.InCI() {
+		t.Logf("the test's flows have %.1f%% of the host's retransmitted segments (other work on this host retransmits too)", share)
+	} else if share < 90 {
+		t.Errorf("the test's flows have %.1f%% of the host's retransmitted segments, want > 90%%: %+v", share, rep.Flows)
+	}
+}
+
+// blast writes as fast as it can over n connections for d and returns their
+// local ports. Several connections keep packets flowing while one of them
+// waits out a retransmission timeout.
+func blast(t testing.TB, n int, d time.Duration, dial func() net.Conn) map[int]bool {
+	t.Helper()
+	ports := map[int]bool{}
+	errc := make(chan error, n)
+	end := time.Now().Add(d)
+	for i := 0; i < n; i++ {
+		c := dial()
+		ports[c.LocalAddr().(*net.TCPAddr).Port] = true
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64<<10)
+			for time.Now().Before(end) {
+				if _, err := c.Write(buf); err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ports
+}
