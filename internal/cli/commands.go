@@ -22,5 +22,6 @@ func commands(e *env) []*cobra.Command {
 		newFleetCmd(e),
 		newDepsCmd(e),
 		newTraceCmd(e),
+		newServeCmd(e),
 	}
 }

@@ -43,6 +43,14 @@ var migrations = [][]string{
 			PRIMARY KEY (run_id, metric, iteration)
 		)`,
 	},
+	// 2: indices for the web console (perflab serve), which lists hosts,
+	// a host's runs of one probe over a time range and a host's
+	// snapshots by time, on stores of 10,000 runs and more.
+	{
+		`CREATE INDEX runs_host ON runs (host, started)`,
+		`CREATE INDEX runs_probe_host ON runs (probe, host, started)`,
+		`CREATE INDEX snapshots_host ON snapshots (host, taken_at)`,
+	},
 }
 
 // SchemaVersion is the database schema this perflab writes.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -200,15 +201,15 @@ func TestOpenReadOnlyRefusesNewerSchemaUntouched(t *testing.T) {
 }
 
 func TestOpenReadOnlyOlderSchema(t *testing.T) {
-	path := storedDB(t) // schema 1
+	path := storedDB(t) // the current schema
 	names, data := dirState(t, path)
-	// Pretend this perflab writes schema 2.
+	// Pretend this perflab writes the next schema.
 	oldSchema, oldReadable := SchemaVersion, oldestReadable
 	t.Cleanup(func() { SchemaVersion, oldestReadable = oldSchema, oldReadable })
-	SchemaVersion = 2
+	SchemaVersion = oldSchema + 1
 
 	// A migration that only added something: schema 1 is read as it is.
-	oldestReadable = 1
+	oldestReadable = oldSchema
 	s, err := OpenReadOnly(path)
 	if err != nil {
 		t.Fatalf("compatible older schema: %v", err)
@@ -219,9 +220,9 @@ func TestOpenReadOnlyOlderSchema(t *testing.T) {
 	s.Close()
 
 	// A migration that changed what the queries read: say how to migrate.
-	oldestReadable = 2
+	oldestReadable = oldSchema + 1
 	_, err = OpenReadOnly(path)
-	if !errors.Is(err, ErrOlderSchema) || !strings.Contains(err.Error(), "schema 1") || !strings.Contains(err.Error(), "perflab bench") {
+	if !errors.Is(err, ErrOlderSchema) || !strings.Contains(err.Error(), fmt.Sprintf("schema %d,", oldSchema)) || !strings.Contains(err.Error(), "perflab bench") {
 		t.Errorf("incompatible older schema: %v, want ErrOlderSchema saying how to migrate", err)
 	}
 	assertUntouched(t, path, names, data)

@@ -278,6 +278,17 @@ func (s *Store) resolve(ctx context.Context, table, what, prefix string) (string
 	if prefix == "" {
 		return "", fmt.Errorf("empty %s id", what)
 	}
+	// A full id is found through the primary key; the prefix scan below
+	// reads every id, which a console resolving many ids on a large store
+	// cannot afford.
+	var exact string
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT id FROM `+table+` WHERE id = ?`), prefix).Scan(&exact)
+	if err == nil {
+		return exact, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
 	// substr rather than LIKE: an id is user input, and LIKE would treat
 	// its % and _ as wildcards.
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM `+table+` WHERE substr(id, 1, ?) = ? ORDER BY `+s.d.byteOrder("id")+` LIMIT 6`), len(prefix), prefix)

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/snapshot"
 )
@@ -188,6 +189,50 @@ func SnapshotPaths() []string {
 // becoming the segment "[*]": "net.interfaces[eth0.100].mtu" → net,
 // interfaces, [*], mtu.
 func Segments(p string) []string {
+	// Fast path: segments are substrings of p, not copies. Diffs and
+	// knowledge matching call this for every leaf of two snapshots times
+	// every pattern, which made it the largest cost of a snapshot diff.
+	// A stray "]" or invalid UTF-8 takes the rune-by-rune path, which drops
+	// the one and replaces the other.
+	if !utf8.ValidString(p) {
+		return segmentsSlow(p)
+	}
+	out := make([]string, 0, 8)
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '[':
+			if depth == 0 && i > start {
+				out = append(out, p[start:i])
+			}
+			depth++
+		case c == ']':
+			if depth == 0 {
+				return segmentsSlow(p)
+			}
+			depth--
+			if depth == 0 {
+				out = append(out, "[*]")
+				start = i + 1
+			}
+		case depth > 0:
+		case c == '.':
+			if i > start {
+				out = append(out, p[start:i])
+			}
+			start = i + 1
+		}
+	}
+	if depth == 0 && start < len(p) {
+		out = append(out, p[start:])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func segmentsSlow(p string) []string {
 	var out []string
 	var cur strings.Builder
 	depth := 0

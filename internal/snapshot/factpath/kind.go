@@ -170,7 +170,29 @@ func runtimeMount(mp string) bool {
 // "memory.thpx"); in the pattern "*" is any one segment, "sched_*" any
 // segment starting with "sched_", and any array key matches any other.
 func Match(pattern, path string) bool {
+	// Most calls compare a path with a pattern of another root (compare
+	// tries every volatile pattern on every leaf of two snapshots): tell
+	// those apart by their first segments before splitting anything.
+	if p, ok := firstSegment(pattern); ok {
+		if x, ok := firstSegment(path); ok && x != p {
+			return false
+		}
+	}
 	return matchPrefix(Segments(pattern), Segments(path))
+}
+
+// firstSegment is s's first segment when it is plain (ASCII, no wildcard,
+// no stray bracket) and so exactly what Segments would return first.
+func firstSegment(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.' || c == '[':
+			return s[:i], i > 0
+		case c == ']' || c == '*' || c >= 0x80:
+			return "", false
+		}
+	}
+	return s, s != ""
 }
 
 func matchPrefix(ps, xs []string) bool {

@@ -1,0 +1,286 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// historyRuns is how many earlier runs per probe and host feed the A/A
+// noise floor, as 'perflab compare' reads them.
+const historyRuns = 20
+
+// compare is 'perflab compare' over the store: each s= names a side as
+// the command's argument does (a label, meaning all its runs, or a run id
+// or unique prefix), or host:NAME for the newest run of every probe on a
+// host (probe= narrows it to one probe). The page, JSON and HTML are the
+// report package's, so they show what the command shows.
+func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
+	p := newParams(q, "s*", "probe", "nohistory")
+	names := p.strs("s", maxSides)
+	probe := p.str("probe")
+	noHistory := q.Get("nohistory") == "1"
+	if p.err != nil {
+		return nil, p.err
+	}
+	labels, err := s.st.Labels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := s.st.Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	navForm := compareForm(names, probe, labels, hs)
+	if len(names) < 2 {
+		return &result{View: "compare", Title: "perflab: compare", Nav: navForm,
+			Data: map[string]any{"sides": names, "labels": labels, "hosts": hs, "note": "choose two or more sides"}}, nil
+	}
+	key, err := s.compareKey(ctx, names, probe, noHistory)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.comparison(ctx, key, names, probe, noHistory)
+	if err != nil {
+		return nil, err
+	}
+	return &result{View: "compare", Title: "perflab compare: " + strings.Join(names, " vs "), Nav: navForm, Data: c,
+		JSON: func(w io.Writer) error { return report.JSON(w, c) },
+		HTML: func(w io.Writer) error { return report.HTML(w, c) }}, nil
+}
+
+// maxCompareCache bounds the cache of comparisons.
+const maxCompareCache = 64
+
+// comparison computes the comparison of the sides, or returns the one
+// computed before for the same key: the same runs on every side and in
+// the history, which never change once stored (a run id is written once;
+// a deleted or added run changes the key).
+func (s *Server) comparison(ctx context.Context, key string, names []string, probe string, noHistory bool) (*compare.Comparison, error) {
+	s.mu.Lock()
+	c, ok := s.compares[key]
+	s.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	sides := make([]compare.Side, 0, len(names))
+	for _, n := range names {
+		sd, err := s.side(ctx, n, probe)
+		if err != nil {
+			return nil, err
+		}
+		sides = append(sides, sd)
+	}
+	opt := compare.Options{}
+	var err error
+	if !noHistory {
+		if opt.History, err = s.historyOf(ctx, sides); err != nil {
+			return nil, err
+		}
+	}
+	c, err = compare.Compare(sides, opt)
+	if err != nil {
+		return nil, badf("%v", err)
+	}
+	s.mu.Lock()
+	if len(s.compares) >= maxCompareCache {
+		clear(s.compares)
+	}
+	s.compares[key] = c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// compareKey names a selection by the ids of the runs it resolves to, on
+// each side and in the noise history, read from the index without loading
+// any run but one named by id.
+func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %q %v", names, probe, noHistory)
+	seen := map[[2]string]bool{}
+	var keys [][2]string
+	note := func(r store.RunRef) {
+		b.WriteString(" " + r.ID)
+		if k := [2]string{r.Probe, r.Host}; !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	for _, n := range names {
+		b.WriteString(" |")
+		refs, err := s.sideRefs(ctx, n, probe)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range refs {
+			note(r)
+		}
+	}
+	if !noHistory {
+		b.WriteString(" |")
+		for _, k := range keys {
+			refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Probe: k[0], Host: k[1], Limit: historyRuns}})
+			if err != nil {
+				return "", err
+			}
+			for _, r := range refs {
+				b.WriteString(" " + r.ID)
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+// sideRefs is the runs side() resolves name to, as list entries.
+func (s *Server) sideRefs(ctx context.Context, name, probe string) ([]store.RunRef, error) {
+	if host, ok := strings.CutPrefix(name, "host:"); ok {
+		phs, err := s.st.ProbeHosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var out []store.RunRef
+		for _, ph := range phs {
+			if ph.Host == host && (probe == "" || ph.Probe == probe) {
+				out = append(out, store.RunRef{ID: ph.Newest, Probe: ph.Probe, Host: ph.Host})
+			}
+		}
+		return out, nil
+	}
+	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: 1 << 30}})
+	if err != nil || len(refs) > 0 {
+		return refs, err
+	}
+	sd, err := s.side(ctx, name, probe)
+	if err != nil {
+		return nil, err
+	}
+	r := sd.Runs[0]
+	return []store.RunRef{{ID: r.ID, Probe: r.Probe, Host: r.Host}}, nil
+}
+
+// Side resolves one side from the store as 'perflab compare' resolves an
+// argument that is not a file; exported for the test that holds the two
+// to the same output.
+func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, error) {
+	side := compare.Side{Name: name, Snapshots: map[string]*snapshot.Snapshot{}}
+	var runs []*run.Run
+	var err error
+	if host, ok := strings.CutPrefix(name, "host:"); ok {
+		runs, err = s.newestPerProbe(ctx, host, probe)
+	} else {
+		runs, err = s.st.Runs(ctx, store.Filter{Label: name})
+	}
+	if err != nil {
+		return side, err
+	}
+	if len(runs) == 0 && !strings.HasPrefix(name, "host:") {
+		r, err := s.st.Run(ctx, name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return side, &notFound{name + " is neither a label nor a run id"}
+		case errors.Is(err, store.ErrAmbiguous):
+			return side, badf("%v", err)
+		case err != nil:
+			return side, err
+		}
+		runs = []*run.Run{r}
+	}
+	if len(runs) == 0 {
+		return side, &notFound{"no runs for " + name}
+	}
+	side.Runs = runs
+	for _, r := range runs {
+		if r.SnapshotID == "" || side.Snapshots[r.SnapshotID] != nil {
+			continue
+		}
+		if snap, err := s.st.Snapshot(ctx, r.SnapshotID); err == nil {
+			side.Snapshots[r.SnapshotID] = snap
+		}
+	}
+	return side, nil
+}
+
+// newestPerProbe is the newest run of each probe on host (of probe only,
+// when given).
+func (s *Server) newestPerProbe(ctx context.Context, host, probe string) ([]*run.Run, error) {
+	phs, err := s.st.ProbeHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*run.Run
+	for _, ph := range phs {
+		if ph.Host != host || (probe != "" && ph.Probe != probe) {
+			continue
+		}
+		r, err := s.st.Run(ctx, ph.Newest)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// historyOf is the earlier runs of the sides' probes on their hosts, as
+// 'perflab compare' loads them for the A/A noise floor.
+func (s *Server) historyOf(ctx context.Context, sides []compare.Side) ([]*run.Run, error) {
+	type ph struct{ probe, host string }
+	seen := map[ph]bool{}
+	var keys []ph
+	for _, sd := range sides {
+		for _, r := range sd.Runs {
+			k := ph{r.Probe, r.Host}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].probe+keys[i].host < keys[j].probe+keys[j].host })
+	var out []*run.Run
+	for _, k := range keys {
+		runs, err := s.st.Runs(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runs...)
+	}
+	return out, nil
+}
+
+// compareForm is the selection above the comparison: the sides as text
+// fields with the labels and hosts offered in a datalist.
+func compareForm(names []string, probe string, labels []store.LabelCount, hs []store.HostSummary) string {
+	var b strings.Builder
+	b.WriteString(`<form class="pl-sel" method="get" action="/compare">Sides: `)
+	for i := 0; i < max(len(names)+1, 2) && i < maxSides; i++ {
+		v := ""
+		if i < len(names) {
+			v = names[i]
+		}
+		b.WriteString(`<input name="s" list="pl-sides" size="14" value="` + html.EscapeString(v) + `">`)
+	}
+	b.WriteString(`probe <input name="probe" size="10" value="` + html.EscapeString(probe) + `"><button>compare</button><datalist id="pl-sides">`)
+	for i, l := range labels {
+		if i == 200 {
+			break
+		}
+		b.WriteString(`<option value="` + html.EscapeString(l.Label) + `">`)
+	}
+	for _, h := range hs {
+		b.WriteString(`<option value="host:` + html.EscapeString(h.Host) + `">`)
+	}
+	b.WriteString(`</datalist></form>`)
+	return b.String()
+}
