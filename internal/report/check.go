@@ -134,11 +134,13 @@ func CheckText(w io.Writer, d *CheckDoc, style termfmt.Style) error {
 			head += fmt.Sprintf(", against the previous check of %s", d.local(d.Previous.At).Format("2006-01-02 15:04"))
 		}
 		tw.printf("\n%s\n", style.Bold(head))
+		for _, p := range c.Pairs {
+			tw.printf("%s\n", compare.Headline(c, p))
+		}
 		writeTableTextAs(tw, c, rs, style, "probe")
 		for _, p := range c.Pairs {
 			tw.printf("\n")
 			writeCausesText(tw, c, p, rs, style)
-			tw.printf("  %s\n", compare.Headline(c, p))
 			tw.printf("%s\n", style.Dim(fmt.Sprintf("  %d better, %d worse, %d same, %d equivalent, %d inconclusive; %s",
 				p.Counts[compare.Better], p.Counts[compare.Worse], p.Counts[compare.Same], p.Counts[compare.Equivalent], p.Counts[compare.Inconclusive], legend(c))))
 		}
