@@ -13,19 +13,19 @@ import (
 //	no setting changed; the host ran 6.1% slower (cpu reference); 2 metrics changed beyond drift (1 worse, 1 better); 40 inconclusive: one run a side cannot separate a change from drift (--repeat 3)
 func Headline(c *Comparison, p Pair) string {
 	var parts []string
-	settings := 0
+	var settings []string
 	for _, d := range p.Config {
 		if k := factKind(d.Path); k == KindSetting || k == KindIdentity {
-			settings++
+			settings = append(settings, d.Path)
 		}
 	}
-	switch settings {
-	case 0:
+	switch n := len(settings); {
+	case n == 0:
 		parts = append(parts, "no setting changed")
-	case 1:
-		parts = append(parts, "1 setting differs")
+	case n <= 3:
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", n, plural(n, "setting differs", "settings differ"), strings.Join(settings, ", ")))
 	default:
-		parts = append(parts, fmt.Sprintf("%d settings differ", settings))
+		parts = append(parts, fmt.Sprintf("%d settings differ", n))
 	}
 	if h, ok := largestDrift(p.HostDrift); ok {
 		dir := "faster"
