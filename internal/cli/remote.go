@@ -40,6 +40,9 @@ func addRemote(root *cobra.Command, e *env) {
 			pf.StringVar(&rf.inventory, "inventory", "", "Ansible inventory (INI or YAML): --on is then a host pattern (a host, a group, all, 'group:!other') run on every selected host")
 			pf.IntVar(&rf.forks, "forks", 5, "with --inventory: hosts run at once (SSH connections open at once)")
 			pf.DurationVar(&rf.hostTimeout, "host-timeout", 30*time.Minute, "with --inventory: give up on a host after this long (connection, run and cleanup)")
+			if c.Flags().Lookup("db") == nil {
+				c.Flags().String("db", "", "with --inventory: store each host's snapshot in this run database (default $XDG_DATA_HOME/perflab/perflab.db; postgres://… for a shared store)")
+			}
 			wrapRemote(c, e, rf)
 		}
 		if c.Name() == "bench" {

@@ -72,7 +72,7 @@ func TestFleetLab(t *testing.T) {
 	testenv.Short(t)
 	l := testlab.Start(t, testlab.Options{Prefix: "fleetrun", Hosts: []testlab.HostSpec{
 		{Name: "h1"}, {Name: "h2"},
-		{Name: "h3", CPUQuota: 0.3},
+		{Name: "h3", CPUQuota: 0.05},
 		{Name: "h4", Sysctls: map[string]string{"net.core.somaxconn": "256", "net.ipv4.tcp_rmem": "4096 16384 65536"}},
 		{Name: "rekeyed"},
 	}})
@@ -161,7 +161,7 @@ func auditFleet(t *testing.T, l *testlab.Lab, bin, inv, db string) {
 }
 
 func benchFleet(t *testing.T, l *testlab.Lab, bin, inv, db string) {
-	r := perflab(t, l, bin, "bench", "probe:cpu", "--inventory", inv, "--on", "lab", "--db", db,
+	r := perflab(t, l, bin, "bench", "probe:cpu", "--inventory", inv, "--on", "lab", "--forks", "1", "--db", db,
 		"--min-runs", "3", "--max-runs", "3", "--warmup", "0", "--no-noise-check", "--budget", "15s")
 	t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	if r.code != 0 {
@@ -190,7 +190,8 @@ func benchFleet(t *testing.T, l *testlab.Lab, bin, inv, db string) {
 				Hosts []string `json:"hosts"`
 				Worse bool     `json:"worse"`
 				Facts []struct {
-					Fact string `json:"fact"`
+					Fact string   `json:"fact"`
+					Also []string `json:"same_split"`
 				} `json:"separating_facts"`
 			} `json:"outlier_groups"`
 		} `json:"metrics"`
@@ -203,7 +204,7 @@ func benchFleet(t *testing.T, l *testlab.Lab, bin, inv, db string) {
 		for _, g := range m.Outliers {
 			if m.Probe == "cpu" && g.Worse && strings.Join(g.Hosts, ",") == "h3" {
 				for _, f := range g.Facts {
-					quota = quota || strings.Contains(f.Fact, "cpu_quota")
+					quota = quota || strings.Contains(f.Fact+strings.Join(f.Also, " "), "cgroup.cpu_quota_us")
 				}
 			}
 		}
