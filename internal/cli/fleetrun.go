@@ -56,7 +56,7 @@ func fleetHosts(rf *remoteFlags) ([]fleetrun.Host, error) {
 	sel, err := inv.Resolve(strings.Join(rf.on, ":"))
 	if err != nil {
 		if errors.Is(err, inventory.ErrPattern) {
-			return nil, clierr.Wrap(clierr.Usage, err, "hosts: "+strings.Join(inv.HostNames(), ", ")+"; groups: "+strings.Join(inv.GroupNames(), ", "))
+			return nil, clierr.Wrap(clierr.Usage, err, "groups: "+strings.Join(inv.GroupNames(), ", "))
 		}
 		return nil, clierr.Wrap(clierr.Usage, err, "")
 	}
