@@ -34,7 +34,7 @@ func addRemote(root *cobra.Command, e *env) {
 		if remoteCommands[c.Name()] {
 			rf := &remoteFlags{}
 			pf := c.PersistentFlags()
-			pf.StringArrayVar(&rf.on, "on", nil, "run on this host over SSH: [user@]host[:port] or a Host of ~/.ssh/config; store and report here")
+			pf.StringArrayVar(&rf.on, "on", nil, "run on this host over SSH: [user@]host[:port] or a Host of ~/.ssh/config (with --inventory: a host pattern); store and report here")
 			pf.BoolVar(&rf.acceptNew, "accept-new-host-key", false, "with --on: trust and record the key of a host not in ~/.ssh/known_hosts (a changed key is still refused)")
 			pf.StringVar(&rf.binary, "remote-binary", "", "with --on: the perflab build to copy when the remote architecture differs (default perflab-linux-ARCH next to this one)")
 			pf.StringVar(&rf.inventory, "inventory", "", "Ansible inventory (INI or YAML): --on is then a host pattern (a host, a group, all, 'group:!other') run on every selected host")
