@@ -1,12 +1,13 @@
 // Package ansible_test runs deploy/ansible's playbook for real with
 // Debian's ansible-core: against two inventory hosts on the local
-// connection now; the same test runs against the SSH test lab by pointing
-// PERFLAB_ANSIBLE_INVENTORY at the lab's inventory (see README.md).
+// connection, and over SSH against two hosts of the namespace test lab
+// (internal/testlab), whose imported runs then compare.
 package ansible_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/testlab"
 )
 
 // perflabBinary builds perflab as the operator would ship it (static), or
@@ -32,6 +34,9 @@ func perflabBinary(t *testing.T) string {
 	return bin
 }
 
+// TestPlaybook runs the playbook on the local connection against two
+// inventory hosts on this machine (or, with PERFLAB_ANSIBLE_INVENTORY and
+// PERFLAB_ANSIBLE_HOSTS, against any inventory).
 func TestPlaybook(t *testing.T) {
 	testenv.Short(t)
 	playbook := testenv.RequireTool(t, "ansible-playbook")
@@ -53,14 +58,86 @@ func TestPlaybook(t *testing.T) {
 	} else {
 		hosts = strings.Fields(os.Getenv("PERFLAB_ANSIBLE_HOSTS"))
 	}
+	playAndImport(t, bin, dir, inv, hosts, func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, playbook, args...)
+		cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "ANSIBLE_LOCALHOST_WARNING=false")
+		return cmd
+	})
+}
+
+// TestPlaybookSSH runs the same playbook over SSH (OpenSSH, host keys
+// checked) against two hosts of the namespace test lab, from the lab's
+// controller namespace; the imported runs of the two hosts compare.
+func TestPlaybookSSH(t *testing.T) {
+	testenv.Short(t)
+	playbook := testenv.RequireTool(t, "ansible-playbook")
+	testenv.RequireTool(t, "ssh")
+	l := testlab.Start(t, testlab.Options{Prefix: "ansible", Hosts: []testlab.HostSpec{{Name: "lab1"}, {Name: "lab2"}}})
+	if err := l.TrustAll(); err != nil {
+		t.Fatal(err)
+	}
+	bin := perflabBinary(t)
+	dir := t.TempDir()
+	hosts := []string{"lab1", "lab2"}
+	// The lab hosts share this machine's filesystem: each gets its own
+	// perflab directory, as two machines would have. OpenSSH finds
+	// ~/.ssh through the password database, not $HOME, so the lab's
+	// known_hosts and key are named explicitly.
+	ini := "[lab]\n"
+	for _, h := range hosts {
+		ini += fmt.Sprintf("%s ansible_host=%s perflab_remote_dir=%s\n", h, l.Host(h).Addr, filepath.Join(dir, "remote", h))
+	}
+	ini += fmt.Sprintf("\n[lab:vars]\nansible_user=root\nansible_ssh_private_key_file=%s\n"+
+		"ansible_ssh_common_args='-o UserKnownHostsFile=%s -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes'\n", l.Key, l.KnownHosts())
+	inv := filepath.Join(dir, "lab.ini")
+	if err := os.WriteFile(inv, []byte(ini), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := playAndImport(t, bin, dir, inv, hosts, func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := l.Cmd(ctx, playbook, args...)
+		cmd.Env = append(cmd.Env, "ANSIBLE_NOCOLOR=1")
+		return cmd
+	})
+	// The two hosts' imported runs compare cleanly.
+	list, err := exec.Command(bin, "runs", "list", "--db", db, "--format", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []struct {
+		ID   string `json:"id"`
+		Host string `json:"host"`
+	}
+	if err := json.Unmarshal(list, &runs); err != nil || len(runs) != 2 || runs[0].Host == runs[1].Host {
+		t.Fatalf("imported runs %v (%v), want one from each lab host", runs, err)
+	}
+	for _, r := range runs {
+		if r.Host != "lab1" && r.Host != "lab2" {
+			t.Errorf("run %s is attributed to %q, want the lab host's own hostname", r.ID, r.Host)
+		}
+	}
+	out, err := exec.Command(bin, "compare", runs[0].ID, runs[1].ID, "--db", db, "--format", "json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("compare %s %s: %v\n%s", runs[0].ID, runs[1].ID, err, out)
+	}
+	var cmp map[string]any
+	if err := json.Unmarshal(out, &cmp); err != nil || !strings.Contains(string(out), "syscall") {
+		t.Errorf("compare output is not a comparison of the syscall runs (%v): %.500s", err, out)
+	}
+}
+
+// playAndImport runs the playbook (through command), checks each host's
+// fetched check report, imports the runs with the README's line into a
+// new store, checks one syscall run per host and that the fleet report
+// reads them, and returns the store.
+func playAndImport(t *testing.T, bin, dir, inv string, hosts []string, command func(ctx context.Context, args ...string) *exec.Cmd) string {
+	t.Helper()
 	results := filepath.Join(dir, "results")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, playbook, "-i", inv, "perflab.yml",
+	cmd := command(ctx, "-i", inv, "perflab.yml",
 		"-e", "perflab_binary="+bin, "-e", "perflab_fetch_dir="+results,
 		// A short check: the audit and one 3-second probe.
 		"-e", "perflab_command=\"check --format json -o '' --suite syscall --budget 3s --db {{ perflab_remote_db }}\"")
-	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "ANSIBLE_LOCALHOST_WARNING=false")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ansible-playbook: %v\n%s", err, out)
@@ -111,4 +188,5 @@ func TestPlaybook(t *testing.T) {
 	if out, err := exec.Command(bin, "fleet", "report", "--db", db).CombinedOutput(); err != nil || !strings.Contains(string(out), "syscall") {
 		t.Errorf("fleet report on the imported runs: %v\n%s", err, out)
 	}
+	return db
 }

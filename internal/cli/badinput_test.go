@@ -40,6 +40,7 @@ func TestBadInputIsOneLine(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing", "x.out")
 	metal := fixture.Dir("metal")
+	inv := file("hosts.ini", "[web]\nweb1 ansible_host=192.0.2.1\n")
 	foreign := filepath.Join(dir, "foreign.db") // a SQLite database of another program
 	if db, err := sql.Open("sqlite", foreign); err != nil {
 		t.Fatal(err)
@@ -59,6 +60,10 @@ func TestBadInputIsOneLine(t *testing.T) {
 		{"unknown flag", "", []string{"snapshot", "--bogus"}, clierr.Usage, "unknown flag: --bogus"},
 		{"extra argument", "", []string{"snapshot", "extra"}, clierr.Usage, `unknown command "extra"`},
 		{"unknown command", "", []string{"nosuch"}, clierr.Usage, `unknown command "nosuch"`},
+		{"inventory without --on", "", []string{"audit", "--inventory", inv}, clierr.Usage, "--inventory needs --on PATTERN"},
+		{"pattern matches nothing", "", []string{"audit", "--inventory", inv, "--on", "db"}, clierr.Usage, `"db" matches no host or group`},
+		{"inventory missing", "", []string{"bench", "cpu", "--inventory", missing, "--on", "all"}, clierr.Usage, "x.out"},
+		{"bad forks", "", []string{"snapshot", "--inventory", inv, "--on", "all", "--forks", "0"}, clierr.Usage, "--forks 0"},
 		{"bad format", "", []string{"audit", "--root", metal, "--format", "xml"}, clierr.Usage, "use one of text, json, md, prom"},
 		{"unknown workload", "", []string{"audit", "--root", metal, "--workload", "nosuch"}, clierr.Usage, "perflab rules --workloads"},
 		{"bad severity", "", []string{"audit", "--root", metal, "--fail-on", "bogus"}, clierr.Usage, `--fail-on: unknown severity "bogus" (use none`},

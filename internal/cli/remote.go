@@ -18,9 +18,12 @@ import (
 var remoteCommands = map[string]bool{"snapshot": true, "audit": true, "bench": true, "check": true, "profile": true, "tune": true}
 
 type remoteFlags struct {
-	on        []string
-	acceptNew bool
-	binary    string
+	on          []string
+	acceptNew   bool
+	binary      string
+	inventory   string
+	forks       int
+	hostTimeout time.Duration
 }
 
 // addRemote gives the remote-capable commands --on (one hook for all:
@@ -31,9 +34,15 @@ func addRemote(root *cobra.Command, e *env) {
 		if remoteCommands[c.Name()] {
 			rf := &remoteFlags{}
 			pf := c.PersistentFlags()
-			pf.StringArrayVar(&rf.on, "on", nil, "run on this host over SSH: [user@]host[:port] or a Host of ~/.ssh/config; store and report here")
+			pf.StringArrayVar(&rf.on, "on", nil, "run on this host over SSH: [user@]host[:port] or a Host of ~/.ssh/config (with --inventory: a host pattern); store and report here")
 			pf.BoolVar(&rf.acceptNew, "accept-new-host-key", false, "with --on: trust and record the key of a host not in ~/.ssh/known_hosts (a changed key is still refused)")
 			pf.StringVar(&rf.binary, "remote-binary", "", "with --on: the perflab build to copy when the remote architecture differs (default perflab-linux-ARCH next to this one)")
+			pf.StringVar(&rf.inventory, "inventory", "", "Ansible inventory (INI or YAML): --on is then a host pattern (a host, a group, all, 'group:!other') run on every selected host")
+			pf.IntVar(&rf.forks, "forks", 5, "with --inventory: hosts run at once (SSH connections open at once)")
+			pf.DurationVar(&rf.hostTimeout, "host-timeout", 30*time.Minute, "with --inventory: give up on a host after this long (connection, run and cleanup)")
+			if c.Flags().Lookup("db") == nil {
+				c.Flags().String("db", "", "with --inventory: store each host's snapshot in this run database (default $XDG_DATA_HOME/perflab/perflab.db; postgres://… for a shared store)")
+			}
 			wrapRemote(c, e, rf)
 		}
 		if c.Name() == "bench" {
@@ -133,6 +142,9 @@ func wrapRemote(c *cobra.Command, e *env, rf *remoteFlags) {
 	}
 	local := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(rf.on) == 0 && rf.inventory != "" {
+			return clierr.Usagef("e.g. --inventory "+rf.inventory+" --on all", "--inventory needs --on PATTERN (a host, a group, all, 'group:!other')")
+		}
 		if len(rf.on) == 0 {
 			return local(cmd, args)
 		}
@@ -143,11 +155,14 @@ func wrapRemote(c *cobra.Command, e *env, rf *remoteFlags) {
 // localOnlyValue and localOnlyBool are stripped from the command line
 // sent to the remote host.
 var (
-	localOnlyValue = []string{"--on", "--remote-binary", "--db", "-o", "--output"}
+	localOnlyValue = []string{"--on", "--remote-binary", "--db", "-o", "--output", "--inventory", "--forks", "--host-timeout"}
 	localOnlyBool  = []string{"--accept-new-host-key"}
 )
 
 func runOn(cmd *cobra.Command, e *env, rf *remoteFlags) error {
+	if rf.inventory != "" {
+		return runFleet(cmd, e, rf)
+	}
 	if len(rf.on) > 1 {
 		if cmd.Name() != "bench" {
 			return clierr.Usagef("give one --on, or use 'perflab bench SUITE --on A --on B' to compare two hosts", "%s takes one --on", cmd.CommandPath())

@@ -290,8 +290,11 @@ func values(m map[string][]string) []Value {
 	return out
 }
 
-// perHost are identity facts that name a host rather than describe it.
-var perHost = []string{"host.hostname", "host.machine_id", "host.boot_id", "id", "taken_at"}
+// perHost are identity facts that name a host rather than describe it
+// (the UTS names are also read as sysctls, where they would otherwise
+// "separate" every outlier from the rest).
+var perHost = []string{"host.hostname", "host.machine_id", "host.boot_id", "id", "taken_at",
+	"sysctl.kernel.hostname", "sysctl.kernel.domainname", "sysctl.kernel.random.boot_id", "sysctl.kernel.random.uuid"}
 
 // settings returns the setting and identity facts that differ between the
 // hosts' latest snapshots: each host is diffed against the first host's,

@@ -33,6 +33,10 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// Notes receives one-line notes (a host key recorded). nil discards.
 	Notes io.Writer
+	// Resolved, when set, is the target already resolved (from an
+	// inventory: address, user, port, key file); the target string is then
+	// only its name and ~/.ssh/config is not consulted for it.
+	Resolved *Target
 }
 
 func (o *Options) defaults() error {
@@ -81,7 +85,7 @@ func Connect(ctx context.Context, target string, o Options) (*Client, error) {
 	if err := o.defaults(); err != nil {
 		return nil, &Error{Kind: KindBadTarget, Target: target, Msg: err.Error()}
 	}
-	t, err := o.Config.Resolve(target)
+	t, err := o.resolve(target)
 	if err != nil {
 		return nil, &Error{Kind: KindBadTarget, Target: target, Msg: err.Error(), Hint: "write [user@]host[:port] or a Host of ~/.ssh/config"}
 	}
@@ -107,6 +111,26 @@ func Connect(ctx context.Context, target string, o Options) (*Client, error) {
 	c.Client = prev
 	go c.keepalive()
 	return c, nil
+}
+
+func (o *Options) resolve(target string) (Target, error) {
+	if o.Resolved == nil {
+		return o.Config.Resolve(target)
+	}
+	t := *o.Resolved
+	if t.Name == "" {
+		t.Name = target
+	}
+	if t.User == "" {
+		t.User = localUser()
+	}
+	if t.Port == 0 {
+		t.Port = 22
+	}
+	if t.Host == "" {
+		return Target{}, fmt.Errorf("no address for %s", target)
+	}
+	return t, nil
 }
 
 func dialHop(ctx context.Context, via *ssh.Client, t Target, input string, jump bool, o *Options) (*ssh.Client, error) {

@@ -304,6 +304,7 @@ func (h *Host) startSSHD(ctx context.Context) error {
 		"StrictModes no",
 		"MaxStartups 100",
 		"MaxSessions 100",
+		"Subsystem sftp internal-sftp", // Ansible copies files over SFTP
 		"LogLevel ERROR",
 		"",
 	}, "\n")

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/fleetrun"
+	"github.com/perflab/perflab/internal/inventory"
+	"github.com/perflab/perflab/internal/remote"
+	"github.com/spf13/cobra"
+)
+
+// runFleet runs the command on every inventory host --on selects
+// (internal/fleetrun), stores what they send back and prints each host's
+// output and the outcome table.
+func runFleet(cmd *cobra.Command, e *env, rf *remoteFlags) error {
+	if rf.forks < 1 {
+		return clierr.Usagef("e.g. --forks 5", "--forks %d: want at least 1", rf.forks)
+	}
+	hosts, err := fleetHosts(rf)
+	if err != nil {
+		return err
+	}
+	o := fleetrun.Options{
+		Forks: rf.forks, HostTimeout: rf.hostTimeout,
+		Conn:     remote.Options{AcceptNewHostKey: rf.acceptNew},
+		Binary:   remote.BinaryOptions{Path: rf.binary},
+		Args:     remote.ForwardArgs(e.args, localOnlyValue, localOnlyBool),
+		Export:   cmd.Name() == "bench" || cmd.Name() == "check",
+		Snapshot: cmd.Name() == "audit" || cmd.Name() == "snapshot",
+		Progress: e.stderr,
+	}
+	if !flagBool(cmd, "no-store") {
+		st, err := openStore(flagString(cmd, "db"))
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		o.Store = st
+	}
+	rep := fleetrun.Run(cmd.Context(), hosts, o)
+	if err := writeFleet(cmd, e, rep); err != nil {
+		return err
+	}
+	return fleetExit(rep)
+}
+
+// fleetHosts loads the inventory and resolves the --on patterns.
+func fleetHosts(rf *remoteFlags) ([]fleetrun.Host, error) {
+	inv, err := inventory.Load(rf.inventory)
+	if err != nil {
+		return nil, clierr.Wrap(clierr.Usage, err, "check the inventory file")
+	}
+	sel, err := inv.Resolve(strings.Join(rf.on, ":"))
+	if err != nil {
+		if errors.Is(err, inventory.ErrPattern) {
+			return nil, clierr.Wrap(clierr.Usage, err, "groups: "+strings.Join(inv.GroupNames(), ", "))
+		}
+		return nil, clierr.Wrap(clierr.Usage, err, "")
+	}
+	return fleetrun.FromInventory(sel), nil
+}
+
+func writeFleet(cmd *cobra.Command, e *env, rep *fleetrun.Report) error {
+	out := outputFlags{output: flagString(cmd, "output")}
+	w, commit, err := out.open(e.stdout)
+	if err != nil {
+		return err
+	}
+	if flagString(cmd, "format") == "json" {
+		err = rep.WriteJSON(w)
+	} else {
+		err = rep.WriteText(w)
+	}
+	if err != nil {
+		return clierr.Runtimef("", "writing the fleet report: %v", err)
+	}
+	if err := commit(); err != nil {
+		return clierr.Runtimef("check that the directory is writable", "%v", err)
+	}
+	return nil
+}
+
+// fleetExit is 3 when a host did not run the command, 1 when the command
+// itself exited 1 on a host (a check or --fail-on failed), else 0.
+func fleetExit(rep *fleetrun.Report) error {
+	if n := rep.Failed(); n > 0 {
+		return clierr.Runtimef("see the outcome table", "%d of %d host(s) failed", n, len(rep.Hosts))
+	}
+	n := 0
+	for _, h := range rep.Hosts {
+		if h.ExitCode == 1 {
+			n++
+		}
+	}
+	if n > 0 {
+		return clierr.CheckFailed(fmt.Sprintf("%d of %d host(s) failed the check", n, len(rep.Hosts)))
+	}
+	return nil
+}
