@@ -53,7 +53,6 @@ type pageFaults struct {
 	fs  hostfs.FS
 	rng *rand.Rand
 	lvl float64
-	n   int
 }
 
 func (p *pageFaults) Name() string               { return "memory.pagefault" }

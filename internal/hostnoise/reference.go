@@ -83,9 +83,12 @@ func MeasureReference(ctx context.Context, cpu int) (Reference, error) {
 
 func measureReference(ctx context.Context, cpu int) Reference {
 	ref := Reference{CPU: cpu}
+	// acc keeps the compiler from removing the workloads.
+	var acc uint64
+	defer func() { runtime.KeepAlive(acc) }()
 	ref.CPUNsPerOp = medianOf(RefReps, func() float64 {
 		start := time.Now()
-		sink = cpuChain(refCPUOps)
+		acc += cpuChain(refCPUOps)
 		return float64(time.Since(start).Nanoseconds()) / refCPUOps
 	})
 	if ctx.Err() != nil {
@@ -94,7 +97,7 @@ func measureReference(ctx context.Context, cpu int) Reference {
 	buf := refBuffer()
 	ref.MemGBps = medianOf(RefReps, func() float64 {
 		start := time.Now()
-		sink = sumRead(buf)
+		acc += sumRead(buf)
 		return float64(len(buf)*int(unsafe.Sizeof(buf[0]))) / float64(time.Since(start).Nanoseconds())
 	})
 	if ctx.Err() != nil {
@@ -127,9 +130,6 @@ func refBuffer() []uint64 {
 	})
 	return refBuf
 }
-
-// sink keeps the compiler from removing the workloads.
-var sink uint64
 
 // cpuChain runs n dependent LCG + xor-shift steps.
 func cpuChain(n int) uint64 {
