@@ -91,17 +91,22 @@ func (n *neighbour) stop(context.Context) error {
 	return nil
 }
 
-// procCPUTime is utime+stime of a live process (/proc/PID/stat, in clock
-// ticks of 10 ms).
+// procCPUTime is the time a live process has run on a CPU, in
+// nanoseconds, from the scheduler's own accounting (/proc/PID/schedstat,
+// first field): exact, where utime+stime in /proc/PID/stat is sampled at
+// the 10 ms tick and overstates a process that runs 1 ms in 20 by up to a
+// tick per wake-up.
 func procCPUTime(t *testing.T, pid int) time.Duration {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
 	if err != nil {
 		t.Fatalf("reading the neighbour's CPU time: %v", err)
 	}
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	f := strings.Fields(string(data))
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		t.Fatalf("schedstat %q: %v", data, err)
+	}
+	return time.Duration(ns)
 }
 
 func interleaveCPU(t *testing.T, states []bench.State, blocks int) (*bench.Interleaved, []*run.Run) {
@@ -147,8 +152,11 @@ func TestInterleavedNeighbour(t *testing.T) {
 		}
 		found = true
 		t.Logf("%s: neighbour/alone %.4f [%.4f, %.4f] over %d blocks, true %.4f", e.Metric, e.Ratio, e.Lo, e.Hi, e.Blocks, truth)
-		if !(e.Lo <= truth && truth <= e.Hi) {
-			t.Errorf("%s: interval [%.4f, %.4f] misses the neighbour's true effect %.4f", e.Metric, e.Lo, e.Hi, truth)
+		// The true effect is known to ±0.3 points: the neighbour's share is
+		// measured over its whole life, the probe's loss over the
+		// measurement, and sharing a CPU also costs switches and cache.
+		if !(e.Lo <= truth+0.003 && truth-0.003 <= e.Hi) {
+			t.Errorf("%s: interval [%.4f, %.4f] misses the neighbour's true effect %.4f ± 0.003", e.Metric, e.Lo, e.Hi, truth)
 		}
 		if e.Hi >= 1 {
 			t.Errorf("%s: interval [%.4f, %.4f] does not exclude no effect", e.Metric, e.Lo, e.Hi)
