@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/perflab/perflab/internal/bench"
@@ -11,6 +17,7 @@ import (
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
 	"github.com/spf13/cobra"
@@ -24,6 +31,7 @@ type bisectFlags struct {
 	blocks, confirm int
 	budget          time.Duration
 	dryRun, yes     bool
+	noStore         bool
 }
 
 func newBisectCmd(e *env) *cobra.Command {
@@ -55,7 +63,8 @@ would test them. The host ends exactly as it started; after kill -9,
 	fl.DurationVar(&f.budget, "budget", 10*time.Second, "time budget of each measurement of each probe")
 	fl.StringVar(&f.cpus, "cpus", "", "pin the probes to these CPUs")
 	fl.StringArrayVar(&f.params, "param", nil, "probe parameter key=value or PROBE:key=value (repeatable)")
-	fl.StringVar(&f.db, "db", "", "run database, for a --good label or run id")
+	fl.StringVar(&f.db, "db", "", "run database: a --good label or run id, and where the result is stored")
+	fl.BoolVar(&f.noStore, "no-store", false, "do not store the result (it is stored as bisect:ID for 'perflab report')")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the candidates, the untestable differences and the budget; change nothing")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "change the host's settings without asking (they are restored at the end)")
 	f.out.register(cmd, "text", "text", "json", "md", "html")
@@ -75,6 +84,13 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 	}
 	opt.Bench.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
 	res, err := bisect.Run(cmd.Context(), opt)
+	if res != nil && !f.noStore && err == nil {
+		if id, serr := storeBisect(cmd.Context(), f.db, res); serr != nil {
+			fmt.Fprintf(e.stderr, "perflab: the result was not stored: %v\n", serr)
+		} else {
+			fmt.Fprintf(e.stderr, "stored as bisect:%s (perflab report bisect:%s)\n", id, id)
+		}
+	}
 	if res != nil {
 		style := termfmt.Style{On: f.out.format == "text" && f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
 		if werr := writeOut(&f.out, e.stdout, func(w io.Writer) error { return report.Bisect(w, res, f.out.format, style) }); werr != nil {
@@ -139,4 +155,27 @@ func (f *bisectFlags) options(cmd *cobra.Command, args []string) (bisect.Options
 		return opt, clierr.Usagef("e.g. --blocks 2 --confirm 3", "--blocks %d / --confirm %d: need at least 1 block and 2 confirmations", f.blocks, f.confirm)
 	}
 	return opt, nil
+}
+
+// storeBisect keeps the result in the run database as a report of kind
+// bisect, under a new id.
+func storeBisect(ctx context.Context, db string, res *bisect.Result) (string, error) {
+	st, err := openStore(db)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	var b bytes.Buffer
+	if err := report.Bisect(&b, res, "json", termfmt.Style{}); err != nil {
+		return "", err
+	}
+	id := newReportID()
+	host, _ := os.Hostname()
+	return id, st.SaveReport(ctx, store.Report{ID: id, Kind: "bisect", Created: time.Now().UTC(), Host: host, Doc: b.Bytes()})
+}
+
+func newReportID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

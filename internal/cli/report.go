@@ -1,8 +1,16 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -12,20 +20,25 @@ func newReportCmd(e *env) *cobra.Command {
 		db  string
 	)
 	cmd := &cobra.Command{
-		Use:   "report RUN",
+		Use:   "report RUN|bisect:ID",
 		Short: "Render one run (or all runs with a label) as text, Markdown, JSON or HTML",
 		Long: `report renders the runs named by RUN — a run id or unique prefix, a label,
 an exported run file or Go benchmark output — the way compare renders a
 comparison: each metric's median with its exact 95% interval, range and
 CV, the curves (memory latency over working-set size) and sample strips in
-HTML, and the run-to-run spread when the database holds repeated runs.`,
+HTML, and the run-to-run spread when the database holds repeated runs.
+bisect:ID shows a stored bisection again.`,
 		Example: `  perflab report 3f2a91                      # one run from the database
   perflab report nightly --format html -o nightly.html
-  perflab report bench.txt --format md        # go test -bench output`,
+  perflab report bench.txt --format md        # go test -bench output
+  perflab report bisect:3f2a --format html -o bisect.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.validate(); err != nil {
 				return err
+			}
+			if id, ok := strings.CutPrefix(args[0], "bisect:"); ok {
+				return showBisect(cmd.Context(), e, &out, db, id)
 			}
 			src := newSources(db)
 			defer src.Close()
@@ -43,4 +56,26 @@ HTML, and the run-to-run spread when the database holds repeated runs.`,
 	out.register(cmd, "text", "text", "md", "json", "html")
 	cmd.Flags().StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
 	return cmd
+}
+
+// showBisect renders a stored bisection.
+func showBisect(ctx context.Context, e *env, out *outputFlags, db, id string) error {
+	st, err := openStoreReadOnly(db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := st.Report(ctx, "bisect", id)
+	if errors.Is(err, store.ErrNotFound) {
+		return clierr.Usagef("perflab bisect prints the id it stores a result under", "%v", err)
+	}
+	if err != nil {
+		return clierr.Runtimef("", "%v", err)
+	}
+	res, err := report.DecodeBisect(r.Doc)
+	if err != nil {
+		return clierr.Runtimef("", "bisect %s: %v", r.ID, err)
+	}
+	style := termfmt.Style{On: out.format == "text" && out.output == "" && termfmt.ColorEnabled(e.stdout)}
+	return writeOut(out, e.stdout, func(w io.Writer) error { return report.Bisect(w, res, out.format, style) })
 }

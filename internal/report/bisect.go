@@ -242,3 +242,57 @@ func BisectPlan(w io.Writer, p bisect.Plan, format string) error {
 	tw.printf("budget: about %d runs for one cause (all, the split, the confirmation); one at a time with the same confirmation: %d\n", p.OneCauseRuns, p.NaiveRuns)
 	return tw.err
 }
+
+// DecodeBisect reads a bisection back from its JSON document (as stored
+// by perflab bisect): nulls, JSON's stand-in for NaN, become NaN again.
+func DecodeBisect(data []byte) (*bisect.Result, error) {
+	type effect struct{ Ratio, Lo, Hi *float64 }
+	type cause struct {
+		bisect.CauseResult
+		Share   *float64 `json:"share"`
+		ShareLo *float64 `json:"share_lo"`
+		ShareHi *float64 `json:"share_hi"`
+	}
+	type step struct {
+		bisect.Step
+		Effect *effect `json:"effect"`
+	}
+	var doc struct {
+		Kind string `json:"kind"`
+		bisect.Result
+		All    *effect `json:"all"`
+		Steps  []step  `json:"steps"`
+		Causes []cause `json:"causes"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != "perflab-bisect" {
+		return nil, fmt.Errorf("not a perflab bisection (kind %q)", doc.Kind)
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	eff := func(e *effect) *bisect.Effect {
+		if e == nil {
+			return nil
+		}
+		return &bisect.Effect{Ratio: f(e.Ratio), Lo: f(e.Lo), Hi: f(e.Hi)}
+	}
+	r := doc.Result
+	r.All, r.Steps, r.Causes = eff(doc.All), nil, nil
+	for _, s := range doc.Steps {
+		st := s.Step
+		st.Effect = eff(s.Effect)
+		r.Steps = append(r.Steps, st)
+	}
+	for _, c := range doc.Causes {
+		cr := c.CauseResult
+		cr.Share, cr.ShareLo, cr.ShareHi = f(c.Share), f(c.ShareLo), f(c.ShareHi)
+		r.Causes = append(r.Causes, cr)
+	}
+	return &r, nil
+}

@@ -51,6 +51,18 @@ var migrations = [][]string{
 		`CREATE INDEX runs_probe_host ON runs (probe, host, started)`,
 		`CREATE INDEX snapshots_host ON snapshots (host, taken_at)`,
 	},
+	// 3: results that are not runs (a bisection), as JSON documents of a
+	// kind, so 'perflab report KIND:ID' can show them again.
+	{
+		`CREATE TABLE reports (
+			id      TEXT PRIMARY KEY,
+			kind    TEXT NOT NULL,
+			created BIGINT NOT NULL,
+			host    TEXT NOT NULL,
+			doc     TEXT NOT NULL
+		)`,
+		`CREATE INDEX reports_kind ON reports (kind, created)`,
+	},
 }
 
 // SchemaVersion is the database schema this perflab writes.
