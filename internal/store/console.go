@@ -160,33 +160,7 @@ func (s *Store) RunsPage(ctx context.Context, p Page) ([]*run.Run, error) {
 	where, args := s.pageWhere(p)
 	q := `SELECT id, doc FROM runs` + where + ` ORDER BY started DESC, ` + s.d.byteOrder("id") +
 		fmt.Sprintf(` LIMIT %d OFFSET %d`, max(p.Limit, 1), max(p.Offset, 0))
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	type idDoc struct{ id, doc string }
-	var found []idDoc
-	for rows.Next() {
-		var x idDoc
-		if err := rows.Scan(&x.id, &x.doc); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		found = append(found, x)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]*run.Run, 0, len(found))
-	for _, x := range found {
-		r, err := s.load(ctx, x.id, x.doc)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return s.loadRuns(ctx, q, args)
 }
 
 // ProbeHost is a probe measured on a host, with its newest run.

@@ -139,33 +139,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]*run.Run, error) {
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	type idDoc struct{ id, doc string }
-	var found []idDoc
-	for rows.Next() {
-		var x idDoc
-		if err := rows.Scan(&x.id, &x.doc); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		found = append(found, x)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]*run.Run, 0, len(found))
-	for _, x := range found {
-		r, err := s.load(ctx, x.id, x.doc)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return s.loadRuns(ctx, q, args)
 }
 
 // Delete removes the run whose id starts with id, and its snapshot when no
@@ -332,3 +306,37 @@ type ambiguousError struct{ msg string }
 
 func (e *ambiguousError) Error() string        { return e.msg }
 func (e *ambiguousError) Is(target error) bool { return target == ErrAmbiguous }
+
+// loadRuns runs a query selecting (id, doc) and loads those runs with
+// their samples, in the query's order. The ids are read to the end before
+// the samples are queried: one connection (SQLite) serves one query at a
+// time.
+func (s *Store) loadRuns(ctx context.Context, q string, args []any) ([]*run.Run, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	type idDoc struct{ id, doc string }
+	var found []idDoc
+	for rows.Next() {
+		var x idDoc
+		if err := rows.Scan(&x.id, &x.doc); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		found = append(found, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*run.Run, 0, len(found))
+	for _, x := range found {
+		r, err := s.load(ctx, x.id, x.doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
