@@ -66,18 +66,7 @@ func (s *Session) Run(ctx context.Context, items []Item, opt Options) ([]*run.Ru
 	if opt.Monitor == nil {
 		opt.Monitor = s.Monitor
 	}
-	opt.OnRun = func(r *run.Run) error {
-		if s.Store == nil {
-			return nil
-		}
-		// Saving must outlive Ctrl-C: the context is already cancelled
-		// when the partial run arrives here.
-		if err := s.Store.SaveRun(context.WithoutCancel(ctx), r, snap); err != nil {
-			return &StoreError{RunID: r.ID, Err: err}
-		}
-		s.Stored++
-		return nil
-	}
+	opt.OnRun = func(r *run.Run) error { return s.save(ctx, r, snap) }
 	return Run(ctx, items, opt)
 }
 
@@ -115,14 +104,21 @@ func (s *Session) Interleave(ctx context.Context, items []Item, io InterleaveOpt
 	io.States = states
 	opt.OnRun = func(r *run.Run) error {
 		r.SnapshotID = snap.ID
-		if s.Store == nil {
-			return nil
-		}
-		if err := s.Store.SaveRun(context.WithoutCancel(ctx), r, snap); err != nil {
-			return &StoreError{RunID: r.ID, Err: err}
-		}
-		s.Stored++
-		return nil
+		return s.save(ctx, r, snap)
 	}
 	return Interleave(ctx, items, io, opt)
+}
+
+// save stores one finished run with its snapshot (nothing without a
+// store). Saving must outlive Ctrl-C: the context is already cancelled when
+// the partial run arrives here.
+func (s *Session) save(ctx context.Context, r *run.Run, snap *snapshot.Snapshot) error {
+	if s.Store == nil {
+		return nil
+	}
+	if err := s.Store.SaveRun(context.WithoutCancel(ctx), r, snap); err != nil {
+		return &StoreError{RunID: r.ID, Err: err}
+	}
+	s.Stored++
+	return nil
 }

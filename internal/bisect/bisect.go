@@ -342,7 +342,7 @@ func (b *bisector) effect(ds []float64) *Effect {
 	if len(ds) == 0 {
 		return nil
 	}
-	m := mean(ds)
+	m := stats.Mean(ds)
 	for _, d := range ds {
 		b.pooled = append(b.pooled, d-m)
 	}
@@ -497,7 +497,7 @@ func (b *bisector) pickMetric(runs []*run.Run) error {
 		if len(ds) == 0 {
 			continue
 		}
-		if mv := math.Abs(mean(ds)); mv > bestMove {
+		if mv := math.Abs(stats.Mean(ds)); mv > bestMove {
 			best, bestMove = m, mv
 		}
 	}
@@ -652,7 +652,7 @@ func (b *bisector) confirm(ctx context.Context, cands []Candidate, found [][]Can
 	if b.opt.GoodValue > 0 && len(allD) > 0 {
 		badMed := stats.Median(valuesOf(m["bad"]))
 		if gap := math.Log(b.opt.GoodValue / badMed); gap != 0 {
-			u := 1 - mean(allD)/gap
+			u := 1 - stats.Mean(allD)/gap
 			b.res.Unexplained = &u
 		}
 	}
@@ -670,7 +670,7 @@ func shares(cause, all []float64) (float64, float64, float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	m := mean(xs)
+	m := stats.Mean(xs)
 	if len(xs) < 2 {
 		return m, math.NaN(), math.NaN()
 	}
@@ -689,14 +689,6 @@ func valuesOf(m map[int]float64) []float64 {
 		out = append(out, v)
 	}
 	return out
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // plan is exported for --dry-run: the candidates in search order and the

@@ -47,7 +47,7 @@ func hostNoiseDiffs(base, other []*run.Run) []sourced {
 	if len(a) == 0 || len(b) == 0 {
 		return nil
 	}
-	ma, mb := mean(a), mean(b)
+	ma, mb := stats.Mean(a), stats.Mean(b)
 	if math.Abs(mb-ma) < noiseMinDeltaPts || math.Max(ma, mb) <= noiseNoteLostPct {
 		return nil
 	}

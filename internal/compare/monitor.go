@@ -103,7 +103,7 @@ func DiffMonitor(base, other []*run.Run) []MonDelta {
 		if len(a) == 0 || len(b) == 0 || (allZero(a) && allZero(b)) {
 			continue
 		}
-		d := MonDelta{Field: f.Name, Unit: f.Unit, Base: mean(a), Other: mean(b), Points: [2]int{len(a), len(b)}}
+		d := MonDelta{Field: f.Name, Unit: f.Unit, Base: stats.Mean(a), Other: stats.Mean(b), Points: [2]int{len(a), len(b)}}
 		_, d.P = stats.MannWhitney(a, b)
 		diff := math.Abs(d.Other - d.Base)
 		big := diff >= mf.absMin
@@ -136,12 +136,4 @@ func allZero(xs []float64) bool {
 		}
 	}
 	return true
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }

@@ -43,7 +43,7 @@ const GrossFactor = 4.0
 // Model: ln(median of run r on side s) = μ_s + e_r with e_r ~ (0, τ²) the
 // run's drift (the host's speed during that run, plus the run's own
 // sampling error), independent between runs and with the same τ on both
-// sides. The estimate of ln(b/a) is d = mean(ln b) − mean(ln a); τ² is
+// sides. The estimate of ln(b/a) is d = Mean(ln b) − Mean(ln a); τ² is
 // estimated by pooling the within-group sums of squares of the two sides
 // and of the calibration groups (earlier A/A runs, one group per host and
 // configuration):
@@ -105,7 +105,7 @@ func CompareRuns(a, b []float64, calibration [][]float64, conf float64) RunLevel
 		r.Source = DriftNone
 		return r
 	}
-	ma, mb := mean(la), mean(lb)
+	ma, mb := Mean(la), Mean(lb)
 	d := mb - ma
 	if linear {
 		r.Diff = d
@@ -120,7 +120,7 @@ func CompareRuns(a, b []float64, calibration [][]float64, conf float64) RunLevel
 		if len(lg) < 2 {
 			continue
 		}
-		ss += sumSq(lg, mean(lg))
+		ss += sumSq(lg, Mean(lg))
 		df += len(lg) - 1
 		hist = true
 	}
@@ -209,7 +209,7 @@ func (r RunLevel) Direction(minRel float64) int {
 // apart at most, so the host's slow drift is common to both and cancels in
 // the difference. With dᵢ = ln bᵢ − ln aᵢ over the n blocks both have:
 //
-//	d̄ = mean(dᵢ),  s_d = sd(dᵢ),  SE = s_d/√n,  df = n − 1
+//	d̄ = Mean(dᵢ),  s_d = sd(dᵢ),  SE = s_d/√n,  df = n − 1
 //	t = d̄/SE,  CI = exp(d̄ ± t_{df,(1+conf)/2}·SE)
 //
 // Blocks where either value is missing, zero or negative are left out.
@@ -227,7 +227,7 @@ func ComparePaired(a, b []float64, conf float64) RunLevel {
 		r.Source = DriftNone
 		return r
 	}
-	d := mean(ds)
+	d := Mean(ds)
 	r.Ratio = math.Exp(d)
 	if n < 2 {
 		r.Source = DriftNone
@@ -316,7 +316,11 @@ func logs(xs []float64) []float64 {
 	return out
 }
 
-func mean(xs []float64) float64 {
+// Mean is the arithmetic mean of xs (NaN for none).
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
 	var s float64
 	for _, x := range xs {
 		s += x
