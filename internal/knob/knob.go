@@ -46,7 +46,7 @@ const (
 	CPUList Format = "cpulist" // CPU list: "0-3,5"
 	Bool    Format = "bool"    // 0 or 1 ("true"/"false" accepted when written)
 	NotBool Format = "notbool" // 0 or 1 meaning the opposite of the fact (intel_pstate/no_turbo for cpu.boost)
-	Max     Format = "max"     // cgroup v2 limit: "max" (read as -1) or an integer, optionally followed by more fields (cpu.max "max 100000")
+	Max     Format = "max"     // cgroup v2 limit: "max" or an integer, optionally followed by more fields (cpu.max "max 100000"); the fact shows "max" as -1
 	Limit   Format = "limit"   // cgroup v1 limit: an integer where -1 or ≥ 2^62 means unlimited (read as -1)
 )
 
@@ -271,25 +271,19 @@ func ParseChoice(s string) (selected string, words []string, ok bool) {
 // prints PAGE_COUNTER_MAX rounded to pages, just below 2^63).
 const unlimited = int64(1) << 62
 
-// Parse turns a file's content into the knob's normalised value: the
-// selected word of a choice list, white space folded, a CPU mask without
-// leading zeros and commas, a CPU list in canonical form, -1 for "no limit".
+// Parse turns a file's content into the knob's normalised file value
+// (what writing back restores, and what a Change's Value and Current
+// hold): the selected word of a choice list, white space folded, a CPU
+// mask without leading zeros and commas, a CPU list in canonical form, the
+// first field of cpu.max, -1 for a cgroup v1 "no limit".
 func Parse(f Format, raw string) (string, error) {
 	s := strings.Join(strings.Fields(raw), " ")
 	switch f {
-	case Bool:
+	case Bool, NotBool:
 		if s != "0" && s != "1" {
 			return "", fmt.Errorf("not 0 or 1: %q", short(s))
 		}
 		return s, nil
-	case NotBool:
-		switch s {
-		case "0":
-			return "1", nil
-		case "1":
-			return "0", nil
-		}
-		return "", fmt.Errorf("not 0 or 1: %q", short(s))
 	case Int:
 		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
 			return "", fmt.Errorf("not an integer: %q", short(s))
@@ -323,10 +317,10 @@ func Parse(f Format, raw string) (string, error) {
 	case Max:
 		w, _, _ := strings.Cut(s, " ")
 		if w == "max" {
-			return "-1", nil
+			return w, nil
 		}
-		if _, err := strconv.ParseInt(w, 10, 64); err != nil {
-			return "", fmt.Errorf("not \"max\" or an integer: %q", short(s))
+		if n, err := strconv.ParseInt(w, 10, 64); err != nil || n < 0 {
+			return "", fmt.Errorf("not \"max\" or a count: %q", short(s))
 		}
 		return w, nil
 	case Limit:
@@ -344,9 +338,9 @@ func Parse(f Format, raw string) (string, error) {
 	return "", fmt.Errorf("unknown format %q", f)
 }
 
-// Encode turns a value (as Parse returns it, or as a snapshot fact shows
-// it: "true" for a bool, a CPU list for a mask's CPUs is not accepted) into
-// what the file takes.
+// Encode checks a file value and returns what is written to the file
+// (without the newline). It accepts Parse's output, "true"/"false" for a
+// bool and "max" for a cgroup v1 limit.
 func Encode(f Format, v string) (string, error) {
 	s := strings.Join(strings.Fields(v), " ")
 	switch f {
@@ -361,14 +355,7 @@ func Encode(f Format, v string) (string, error) {
 		if b != "0" && b != "1" {
 			return "", fmt.Errorf("%q is not 0, 1, true or false", short(s))
 		}
-		if f == NotBool {
-			b = map[string]string{"0": "1", "1": "0"}[b]
-		}
 		return b, nil
-	case Max:
-		if s == "-1" || s == "max" {
-			return "max", nil
-		}
 	case Limit:
 		if s == "max" {
 			return "-1", nil
@@ -444,14 +431,14 @@ func Lookup(path string) (Knob, bool) {
 		// a map-valued fact: cpu.governors.performance → cpu.governors,
 		// kernel.params.intel_idle.max_cstate → kernel.params
 		for _, e := range catalogue {
-			if e.mapKeyed && strings.HasPrefix(pat, e.Path+".") {
+			if e.noBind && strings.HasPrefix(pat, e.Path+".") {
 				return e.Knob, true
 			}
 		}
 		return Knob{}, false
 	}
 	kn := k.Knob
-	if len(keys) > 0 && !k.mapKeyed {
+	if len(keys) > 0 && !k.noBind {
 		kn = kn.With(keys...)
 		kn.fact = path
 	}
@@ -610,4 +597,35 @@ func (k Knob) Instances(fs hostfs.FS) []Knob {
 		}
 	}
 	return out
+}
+
+// FromFact turns a value as the snapshot fact shows it (compare's diff
+// values: "true" for cpu.boost, a CPU list, -1 for an unlimited cgroup)
+// into the file value for the file that backs the knob on fs: cpu.boost
+// true is no_turbo 0 where intel_pstate backs it, -1 is "max" in cgroup v2.
+func (k Knob) FromFact(fs hostfs.FS, v string) (string, error) {
+	_, f, err := k.Resolve(fs)
+	if err != nil {
+		return "", err
+	}
+	return fromFact(f, v)
+}
+
+func fromFact(f Format, v string) (string, error) {
+	s := strings.TrimSpace(v)
+	switch f {
+	case NotBool:
+		switch s {
+		case "true", "1":
+			return "0", nil
+		case "false", "0":
+			return "1", nil
+		}
+		return "", fmt.Errorf("%q is not true or false", short(s))
+	case Max:
+		if s == "-1" {
+			return "max", nil
+		}
+	}
+	return Encode(f, s)
 }

@@ -152,9 +152,24 @@ func TestForFile(t *testing.T) {
 		t.Error("/etc/passwd is not a knob")
 	}
 	// no_turbo is the inverse of cpu.boost.
-	k, _ := knob.ForFile("/sys/devices/system/cpu/intel_pstate/no_turbo")
-	if s, err := knob.Encode(k.Sources[0].Format, "true"); err != nil || s != "0" {
+	intel := fixture.Tree(t, "kvm", map[string]string{
+		"/sys/devices/system/cpu/cpufreq/boost":         fixture.Delete,
+		"/sys/devices/system/cpu/intel_pstate/no_turbo": "1\n",
+	})
+	boost := knob.MustLookup("cpu.boost")
+	if s, err := boost.FromFact(intel, "true"); err != nil || s != "0" {
 		t.Errorf("boost true → no_turbo %q %v, want 0", s, err)
+	}
+	if p, _, _ := boost.Resolve(intel); p != "/sys/devices/system/cpu/intel_pstate/no_turbo" {
+		t.Errorf("cpu.boost resolves to %s on an intel_pstate host", p)
+	}
+	cg := knob.MustLookup("cgroup.cpu_quota_us").With("/a")
+	v2 := fixture.Tree(t, "kvm", map[string]string{"/sys/fs/cgroup/a/cpu.max": "max 100000\n"})
+	if s, err := cg.FromFact(v2, "-1"); err != nil || s != "max" {
+		t.Errorf("quota -1 on v2 → %q %v, want max", s, err)
+	}
+	if v, err := cg.Read(v2); err != nil || v != "max" {
+		t.Errorf("cpu.max reads %q %v, want max", v, err)
 	}
 }
 
@@ -171,7 +186,7 @@ func TestParse(t *testing.T) {
 		{knob.CPUMask, "00000000,00000003\n", "3", false},
 		{knob.CPUMask, "0\n", "0", false},
 		{knob.CPUList, "0-1,3\n", "0-1,3", false},
-		{knob.Max, "max 100000\n", "-1", false},
+		{knob.Max, "max 100000\n", "max", false},
 		{knob.Max, "50000 100000\n", "50000", false},
 		{knob.Limit, "9223372036854771712\n", "-1", false},
 		{knob.Limit, "1073741824\n", "1073741824", false},
