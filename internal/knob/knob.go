@@ -297,9 +297,17 @@ func Parse(f Format, raw string) (string, error) {
 		}
 		return s, nil
 	case Choice:
-		sel, _, ok := ParseChoice(s)
+		sel, words, ok := ParseChoice(s)
 		if !ok {
+			// One word alone is that word selected: what a file tune wrote
+			// holds in a copied tree (the kernel would bracket it).
+			if len(words) == 1 {
+				return words[0], nil
+			}
 			return "", fmt.Errorf("no [selected] value in %q", short(s))
+		}
+		if strings.ContainsAny(sel, "[]") {
+			return "", fmt.Errorf("malformed choice list %q", short(s))
 		}
 		return sel, nil
 	case CPUMask:
