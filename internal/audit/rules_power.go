@@ -278,15 +278,11 @@ func checkBoost(ctx *Context) Result {
 	if e.Matches(obs) {
 		return passResult(boostWord(obs), boostWord(e.Value()))
 	}
-	// The catalogue's cpu.boost is cpufreq/boost or, under intel_pstate,
-	// no_turbo, which inverts the knob: no_turbo=1 means boost off.
-	k := knob.MustLookup("cpu.boost")
-	var c Change
-	if s.CPU.ScalingDriver == "intel_pstate" || s.CPU.PstateStatus != "" {
-		nt, _ := knob.ForFile(k.Sources[1].File)
-		c = knobChange(nt, invert01(e.Value()), invert01(obs))
-	} else {
-		c = knobChange(k, e.Value(), obs)
+	// intel_pstate's no_turbo inverts the knob: no_turbo=1 means boost off.
+	k := BoostKnob(s)
+	c := knobChange(k, e.Value(), obs)
+	if k.Sources[0].Format == knob.NotBool {
+		c = knobChange(k, invert01(e.Value()), invert01(obs))
 	}
 	return failResult(boostWord(obs), boostWord(e.Value()), c)
 }

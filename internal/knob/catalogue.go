@@ -157,7 +157,7 @@ var catalogue = []entry{
 	file("irqs[*].affinity", "/proc/irq/{irq}/smp_affinity_list", CPUList, Host, nil, nil, "CPUs an interrupt may be delivered to"),
 
 	// Cgroups: the process's cgroup, bound with With(cgroup path); v2 first, then v1.
-	{Knob: Knob{Path: "cgroup.cpu_quota_us", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpu.max", Max}, {"/sys/fs/cgroup/cpu{cgroup}/cpu.cfs_quota_us", Limit}},
+	{Knob: Knob{Path: "cgroup.cpu_quota_us", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpu.max", Max}, {"/sys/fs/cgroup/cpu{cgroup}/cpu.cfs_quota_us", Limit}, {"/sys/fs/cgroup/cpu,cpuacct{cgroup}/cpu.cfs_quota_us", Limit}},
 		Method: File, Scope: Cgroup, Unit: "µs per period", Doc: "CPU bandwidth quota (-1: none)"}},
 	{Knob: Knob{Path: "cgroup.cpus", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpuset.cpus", CPUList}, {"/sys/fs/cgroup/cpuset{cgroup}/cpuset.cpus", CPUList}},
 		Method: File, Scope: Cgroup, Doc: "CPUs the cgroup may run on"}},

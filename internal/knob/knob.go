@@ -535,14 +535,10 @@ func ForFile(p string) (Knob, bool) {
 		return sysctlKnob(strings.ReplaceAll(name, "/", ".")), true
 	}
 	for _, e := range catalogue {
-		for _, s := range e.Sources {
+		for i, s := range e.Sources {
 			if keys, ok := matchTemplate(s.File, p); ok {
-				k := e.Knob.With(keys...)
-				// a file of a later source: keep it first so Resolve picks it
-				if s.File != e.Sources[0].File {
-					k.Sources = append([]Source{s}, k.Sources...)
-				}
-				return k, true
+				// a file of a later source comes first, so Resolve picks it
+				return e.Knob.Prefer(i).With(keys...), true
 			}
 		}
 	}
@@ -636,4 +632,26 @@ func fromFact(f Format, v string) (string, error) {
 		}
 	}
 	return Encode(f, s)
+}
+
+// FileValue is FromFact for the knob's first source, without a host to
+// look at: for a caller that chose the source (Prefer) from what it knows
+// of the host, such as a snapshot.
+func (k Knob) FileValue(fact string) (string, error) {
+	if len(k.Sources) == 0 {
+		return "", fmt.Errorf("%s has no file: it is set at boot", k.Path)
+	}
+	return fromFact(k.Sources[0].Format, fact)
+}
+
+// Prefer returns the knob with source i first: the cgroup v1 file on a v1
+// host, intel_pstate's no_turbo for cpu.boost. Out of range leaves k as
+// it is.
+func (k Knob) Prefer(i int) Knob {
+	if i <= 0 || i >= len(k.Sources) {
+		return k
+	}
+	src := append([]Source{k.Sources[i]}, k.Sources[:i]...)
+	k.Sources = append(src, k.Sources[i+1:]...)
+	return k
 }
