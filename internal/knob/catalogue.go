@@ -131,7 +131,7 @@ var catalogue = []entry{
 	{Knob: Knob{Path: "cpu.epp", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpufreq/energy_performance_preference", Text}}, Method: File, Scope: Host,
 		Values: eppValues, Ladder: l("power", "balance_power", "balance_performance", "performance"), Doc: "energy/performance preference of a CPU"}, noBind: true},
 	{Knob: Knob{Path: "cpu.boost", Sources: []Source{{"/sys/devices/system/cpu/cpufreq/boost", Bool}, {"/sys/devices/system/cpu/intel_pstate/no_turbo", NotBool}},
-		Method: File, Scope: Host, Ladder: l("0", "1"), Doc: "turbo/boost frequencies (intel_pstate: no_turbo, inverted)"}},
+		Method: File, Scope: Host, Ladder: l("false", "true"), Doc: "turbo/boost frequencies (intel_pstate: no_turbo, inverted)"}},
 	{Knob: Knob{Path: "cpu.scaling_max_khz", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_max_freq", Int}}, Method: File, Scope: Host,
 		Unit: "kHz", Doc: "highest frequency cpufreq may pick on a CPU"}},
 	{Knob: Knob{Path: "cpu.cstates[*].disabled_on", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/disable", Bool}}, Method: File, Scope: Host,

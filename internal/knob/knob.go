@@ -89,9 +89,13 @@ type Knob struct {
 	// the initial one may write it (net.core.rmem_max on Linux ≥ 6.x).
 	NetNSReadOnly bool
 	Values        []string // the values a choice knob knows (exporter enums); may be incomplete
-	Ladder        []string // values a tuning search tries, in order (small → large, safe → aggressive)
-	Unit          string
-	Doc           string
+	// Ladder is the values a tuning search tries, in order (small →
+	// large, safe → aggressive), as the fact shows them: FromFact gives
+	// the file value to write (they differ only for cpu.boost under
+	// intel_pstate and -1 for an unlimited cgroup v2 limit).
+	Ladder []string
+	Unit   string
+	Doc    string
 
 	keys []string // bound template keys, in template order
 	fact string   // the concrete fact path it was looked up with
@@ -654,4 +658,12 @@ func (k Knob) Prefer(i int) Knob {
 	src := append([]Source{k.Sources[i]}, k.Sources[:i]...)
 	k.Sources = append(src, k.Sources[i+1:]...)
 	return k
+}
+
+// HostWideNet lists the net sysctls (and subtrees) that exist only in the
+// initial network namespace, sorted.
+func HostWideNet() []string {
+	out := append([]string(nil), hostWideNet...)
+	sort.Strings(out)
+	return out
 }

@@ -25,7 +25,7 @@ func TestPathsAreFacts(t *testing.T) {
 			t.Errorf("knob %s is settable but has no file", k.Path)
 		}
 		for _, v := range k.Ladder {
-			if _, err := knob.Encode(k.Sources[0].Format, v); err != nil {
+			if _, err := k.FileValue(v); err != nil {
 				t.Errorf("knob %s: ladder value %q: %v", k.Path, v, err)
 			}
 		}
@@ -60,7 +60,16 @@ func TestReadWriteOnEveryFixtureTree(t *testing.T) {
 					// Write the value read, then each ladder value: the file
 					// holds exactly what Content says, and reads back as the
 					// normalised value.
-					for _, want := range append([]string{v}, in.Ladder...) {
+					values := []string{v}
+					for _, f := range in.Ladder {
+						fv, err := in.FromFact(fsys, f)
+						if err != nil {
+							t.Errorf("%s %s: ladder value %q: %v", tree, in.Name(), f, err)
+							continue
+						}
+						values = append(values, fv)
+					}
+					for _, want := range values {
 						p, data, err := in.Content(fsys, want)
 						if err != nil {
 							t.Errorf("%s %s: content %q: %v", tree, in.Name(), want, err)
