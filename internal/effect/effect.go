@@ -178,6 +178,26 @@ func Paired(a, b []float64, better run.Better, o Options) Effect {
 		stats.ComparePaired(a, b, 1-2*o.Alpha), better, o)
 }
 
+// PairedLogs is Paired on the blocks' log-ratios, the spread pooled with
+// earlier sessions of the same measurement (stats.ComparePairedLogs).
+func PairedLogs(ds []float64, extraSS float64, extraDF int, better run.Better, o Options) Effect {
+	o = o.WithDefaults()
+	return FromRunLevel(stats.ComparePairedLogs(ds, extraSS, extraDF, o.Confidence),
+		stats.ComparePairedLogs(ds, extraSS, extraDF, 1-2*o.Alpha), better, o)
+}
+
+// Toward is the direction of one observed ratio b/a judged by better-is:
+// +1 an improvement, −1 a regression, 0 none. It decides nothing on its
+// own (one block, no interval); bisect counts the blocks a cause improved
+// in beside the Verdict of all of them.
+func Toward(ratio float64, better run.Better) int {
+	s := sign(ratio - 1)
+	if better == run.Lower {
+		s = -s
+	}
+	return s
+}
+
 // FromSamples compares two samples whose every value is an independent
 // run (Go benchmark -count repetitions), as benchstat does: Mann–Whitney
 // U, the Hodges–Lehmann shift, TOST on that shift.
