@@ -77,10 +77,18 @@ func (s *Sources) Side(ctx context.Context, arg string) (Side, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		return ReadSideFile(arg)
 	}
-	side := Side{Name: arg, Snapshots: map[string]*snapshot.Snapshot{}}
-	if looksLikeFile(arg) {
-		return side, &SideError{arg, NoSuchFile, arg + ": no such file", nil}
+	side, err := s.sideFromStore(ctx, arg)
+	var se *SideError
+	if err != nil && looksLikeFile(arg) && errors.As(err, &se) && (se.Kind == UnknownName || se.Kind == NoDatabase) {
+		// A label may hold a '/' ('bench --state … --label ab' stores
+		// ab/base): only when no such label exists is it a missing file.
+		return side, &SideError{arg, NoSuchFile, arg + ": no such file, and no label or run id of that name", nil}
 	}
+	return side, err
+}
+
+func (s *Sources) sideFromStore(ctx context.Context, arg string) (Side, error) {
+	side := Side{Name: arg, Snapshots: map[string]*snapshot.Snapshot{}}
 	if s.st == nil {
 		st, err := s.Open()
 		if errors.Is(err, store.ErrNoDatabase) {
