@@ -26,9 +26,18 @@ import (
 //     hypervisor gives the vCPU.
 //   - Memory: a sequential read of a RefMemBytes buffer, 8 bytes at a time
 //     with four independent sums, in GB/s: the memory bus and the shared
-//     last-level cache that neighbours contend for.
+//     last-level cache that neighbours contend for. The buffer is mapped
+//     with MADV_NOHUGEPAGE, so it is backed by base pages whatever
+//     transparent_hugepage/enabled says: THP always and never read the
+//     same (without it, THP moved this reference with the very setting
+//     under test).
 //   - Syscall: getppid(2), the cheapest system call, in nanoseconds: kernel
 //     entry and exit with the host's mitigations.
+//
+// Settings can still move the CPU chain (the core clock: governor, boost,
+// frequency limits) and the system call (mitigations, audit, seccomp):
+// knowledge.ReferenceConfounders lists them, and explain names such a
+// setting, not host drift, when it differs and its reference moved.
 //
 // Each is timed RefReps times on one pinned, locked thread and the median
 // is kept; one reading takes about 50 ms.
@@ -123,12 +132,28 @@ var (
 // cost more than the reading itself.
 func refBuffer() []uint64 {
 	refBufOnce.Do(func() {
-		refBuf = make([]uint64, RefMemBytes/8)
+		refBuf = smallPageBuffer(RefMemBytes / 8)
 		for i := range refBuf {
 			refBuf[i] = uint64(i)
 		}
 	})
 	return refBuf
+}
+
+// smallPageBuffer maps n words with MADV_NOHUGEPAGE before the first
+// touch, so no huge page ever backs them; the Go heap instead where the
+// kernel refuses (then the page size follows THP, and the reference says
+// so only through its documentation).
+func smallPageBuffer(n int) []uint64 {
+	b, err := unix.Mmap(-1, 0, n*8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return make([]uint64, n)
+	}
+	if err := unix.Madvise(b, unix.MADV_NOHUGEPAGE); err != nil {
+		unix.Munmap(b)
+		return make([]uint64, n)
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
 }
 
 // cpuChain runs n dependent LCG + xor-shift steps.
