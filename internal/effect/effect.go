@@ -219,6 +219,19 @@ func FromSamples(a, b []float64, better run.Better, o Options) Effect {
 	return e
 }
 
+// FromShift is a change between two segments of runs (a change point of
+// runs history): the relative shift rel of the later segment with its
+// interval [lo, hi] (±Inf when the segments are too short) and the
+// test's p. Every point is a run, so it is decided at sample level: p < α
+// and the shift's direction.
+func FromShift(rel, lo, hi, p float64, better run.Better, o Options) Effect {
+	o = o.WithDefaults()
+	nan := math.NaN()
+	return Effect{Better: better, Level: LevelSamples, Source: stats.DriftRuns, Ka: 1, Kb: 1,
+		Ratio: 1 + rel, Lo: nan, Hi: nan, Linear: true, Diff: rel, DiffLo: lo, DiffHi: hi, Base: 1,
+		EqLo: nan, EqHi: nan, P: p, Alpha: o.Alpha, Margin: o.Margin, MinP: 0, DriftPct: nan}
+}
+
 // SetP replaces the p-value by its family-adjusted value (stats.Holm over
 // the family's P).
 func (e *Effect) SetP(adjusted float64) { e.P = adjusted }
