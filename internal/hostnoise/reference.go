@@ -46,6 +46,9 @@ type Reference struct {
 	CPUNsPerOp float64 // ns per dependent integer step
 	MemGBps    float64 // sequential read bandwidth, 10⁹ bytes/s
 	SyscallNs  float64 // ns per getppid call
+	// MemSmallPages: the memory buffer is fixed to base pages
+	// (MADV_NOHUGEPAGE took).
+	MemSmallPages bool
 }
 
 const (
@@ -104,6 +107,7 @@ func measureReference(ctx context.Context, cpu int) Reference {
 		return ref
 	}
 	buf := refBuffer()
+	ref.MemSmallPages = refBufSmall
 	ref.MemGBps = medianOf(RefReps, func() float64 {
 		start := time.Now()
 		acc += sumRead(buf)
@@ -123,8 +127,9 @@ func measureReference(ctx context.Context, cpu int) Reference {
 }
 
 var (
-	refBufOnce sync.Once
-	refBuf     []uint64
+	refBufOnce  sync.Once
+	refBuf      []uint64
+	refBufSmall bool // MADV_NOHUGEPAGE took
 )
 
 // refBuffer is allocated and faulted in once per process: a bench session
@@ -132,7 +137,7 @@ var (
 // cost more than the reading itself.
 func refBuffer() []uint64 {
 	refBufOnce.Do(func() {
-		refBuf = smallPageBuffer(RefMemBytes / 8)
+		refBuf, refBufSmall = smallPageBuffer(RefMemBytes / 8)
 		for i := range refBuf {
 			refBuf[i] = uint64(i)
 		}
@@ -144,16 +149,16 @@ func refBuffer() []uint64 {
 // touch, so no huge page ever backs them; the Go heap instead where the
 // kernel refuses (then the page size follows THP, and the reference says
 // so only through its documentation).
-func smallPageBuffer(n int) []uint64 {
+func smallPageBuffer(n int) ([]uint64, bool) {
 	b, err := unix.Mmap(-1, 0, n*8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return make([]uint64, n)
+		return make([]uint64, n), false
 	}
 	if err := unix.Madvise(b, unix.MADV_NOHUGEPAGE); err != nil {
 		unix.Munmap(b)
-		return make([]uint64, n)
+		return make([]uint64, n), false
 	}
-	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), true
 }
 
 // cpuChain runs n dependent LCG + xor-shift steps.
