@@ -116,9 +116,9 @@ type ErrNoMatch struct {
 }
 
 func (e *ErrNoMatch) Error() string {
-	src := "regex " + strconv.Quote(e.Metric.Regex.String())
-	if e.Metric.Regex == nil {
-		src = "JSON path " + strings.Join(e.Metric.JSON, ".")
+	src := "JSON path " + strings.Join(e.Metric.JSON, ".")
+	if e.Metric.Regex != nil {
+		src = "regex " + strconv.Quote(e.Metric.Regex.String())
 	}
 	return fmt.Sprintf("metric %s: %s %s", e.Metric.Name, src, e.Why)
 }
