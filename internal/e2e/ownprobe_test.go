@@ -125,9 +125,10 @@ func TestOwnProbeTuneApplyMeasureHTTP(t *testing.T) {
 	}
 }
 
-// bisect --good … 'exec:curl …': a download through loopback slows with
-// tiny TCP buffers; bisect on the command's wall time names the buffers
-// and restores the namespace.
+// bisect --good … 'exec:curl …': a 4 MiB download through loopback takes
+// about 7 times longer with a tiny TCP receive buffer (0.3 s against
+// 0.04 s here); bisect on the command's wall time names tcp_rmem, not the
+// irrelevant fin_timeout change, and restores the namespace.
 func TestOwnProbeBisectExec(t *testing.T) {
 	testenv.Short(t)
 	testenv.RequireTool(t, "curl")
@@ -141,10 +142,9 @@ func TestOwnProbeBisectExec(t *testing.T) {
 		t.Fatalf("snapshot: %s", errs)
 	}
 	nsSysctl(t, ns, "net.ipv4.tcp_rmem", "4096 4096 4096")
-	nsSysctl(t, ns, "net.ipv4.tcp_wmem", "4096 4096 4096")
 	nsSysctl(t, ns, "net.ipv4.tcp_fin_timeout", "30")
 	out, errs, code := runPerflab(t, ns, "bisect", "--good", good, "exec:curl -s -o /dev/null "+base+"/big.bin",
-		"--metric", "wall_time", "--budget", "5s", "--format", "json", "--yes")
+		"--metric", "wall_time", "--budget", "3s", "--format", "json", "--yes")
 	if code != 0 {
 		t.Fatalf("bisect exit %d: %s\n%s", code, errs, out)
 	}
@@ -155,12 +155,12 @@ func TestOwnProbeBisectExec(t *testing.T) {
 	t.Logf("bisect: %s", out)
 	named := false
 	for _, c := range doc.Causes {
-		if (c.Knob == "net.ipv4.tcp_rmem" || c.Knob == "net.ipv4.tcp_wmem") && c.Outcome != "cleared" {
+		if c.Knob == "net.ipv4.tcp_rmem" && c.Outcome != "cleared" && c.Outcome != "not confirmed" {
 			named = true
 		}
 	}
 	if !named {
-		t.Errorf("the TCP buffers were not named: %+v", doc.Causes)
+		t.Errorf("tcp_rmem was not named: %+v", doc.Causes)
 	}
 	if !doc.Restored || nsRead(t, ns, "net.ipv4.tcp_rmem") != "4096 4096 4096" || nsRead(t, ns, "net.ipv4.tcp_fin_timeout") != "30" {
 		t.Errorf("namespace not restored: rmem %s fin %s", nsRead(t, ns, "net.ipv4.tcp_rmem"), nsRead(t, ns, "net.ipv4.tcp_fin_timeout"))

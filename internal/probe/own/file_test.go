@@ -77,6 +77,10 @@ thing: 1
 func TestRedactsSecrets(t *testing.T) {
 	d := DefaultHTTP("http://u:pw@127.0.0.1/")
 	d.Headers = []string{"Authorization: Bearer abc123", "X-Api-Key: k", "X-Env-Token: ${TOKEN}", "Accept: text/html"}
+	p, err := AdHoc("http://u:pw@127.0.0.1/")
+	if err != nil || strings.Contains(p.Name(), "pw") {
+		t.Errorf("the probe's name (stored, exported) leaks the password: %q %v", p.Name(), err)
+	}
 	h := NewHTTP("http://u:pw@127.0.0.1/", "", d)
 	r := h.Redact(h.Defaults(false))
 	for _, leak := range []string{"abc123", "X-Api-Key: k", "pw"} {

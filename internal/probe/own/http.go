@@ -155,13 +155,19 @@ func (h *HTTP) Redact(p probe.Params) probe.Params {
 		hs = append(hs, l)
 	}
 	out["header"] = strings.Join(hs, "\n")
-	if u, err := url.Parse(p["url"]); err == nil && u.User != nil {
+	out["url"] = redactURL(p["url"])
+	return out
+}
+
+// redactURL replaces a password in a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-			out["url"] = u.String()
+			return u.String()
 		}
 	}
-	return out
+	return s
 }
 
 func isVarRef(v string) bool {
