@@ -84,14 +84,3 @@ http { access_log off; %s
   server { listen 127.0.0.1:%d backlog=4096; root %s/html; location / { } } }
 `, mainExtra, user, d, d, httpExtra, d, d, d, d, d, n.port, d)
 }
-
-// stateCmd writes a configuration beside the live one and returns the
-// shell command that switches nginx to it (what a --state runs).
-func (n *testNginx) stateCmd(t *testing.T, name, mainExtra, httpExtra string) string {
-	t.Helper()
-	alt := n.conf + "." + name
-	if err := os.WriteFile(alt, []byte(n.render(mainExtra, httpExtra)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("cp %s %s && %s -p %s -c %s -s reload && sleep 1", alt, n.conf, n.bin, n.dir, n.conf)
-}
