@@ -77,7 +77,9 @@ probe's scratch files are removed.
 --param key=value applies to every selected probe that has the parameter;
 --param PROBE:key=value to one probe. 'perflab bench list' shows suites,
 probes and their parameters. Where a name is both a suite and a probe (cpu,
-disk), the suite runs; probe:NAME runs the probe alone.
+disk), the suite runs; probe:NAME runs the probe alone. exec:CMD, an
+http:// or https:// URL, or a probe named in perflab.yaml (--probes) is
+your own workload as a probe (docs/own-workload.md).
 
 Runs are the unit that 'perflab compare' decides on (docs/statistics.md):
 --repeat N measures every probe N times, round-robin over the probes, so the
@@ -93,7 +95,8 @@ under LABEL/NAME with their block.`,
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
-  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
+  perflab bench 'exec:./my-bench --json' --param 'metric=score,pt,higher,json:score'   # your command, its own number
+  perflab bench http://127.0.0.1:8080/api --param connections=64   # your endpoint (or a name from perflab.yaml)
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
   perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
