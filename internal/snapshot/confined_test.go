@@ -31,11 +31,11 @@ func TestEscapingLinksLeakNothing(t *testing.T) {
 	root := fs.Root()
 	up := strings.Repeat("../", 12)
 	links := map[string]string{
-		"etc/machine-id":                             out + "/secret",
-		"etc/hostname":                               up + out[1:] + "/secret",
-		"etc/os-release":                             out + "/secret",
-		"proc/sys/kernel/hostname":                   up + out[1:] + "/secret",
-		"proc/sys/vm":                                out + "/vm",
+		"etc/machine-id":           out + "/secret",
+		"etc/hostname":             up + out[1:] + "/secret",
+		"etc/os-release":           out + "/secret",
+		"proc/sys/kernel/hostname": up + out[1:] + "/secret",
+		"proc/sys/vm":              out + "/vm",
 		"sys/kernel/mm/transparent_hugepage/enabled": "../../../../etc/machine-id",
 		"sys/class/dmi/id":                           out + "/dmi",
 		"usr/bin":                                    out + "/bin",

@@ -67,7 +67,9 @@ func TestRevertRefusesHandEditedJournal(t *testing.T) {
 		{"command kind", func(j *Journal) { j.Entries[0].Change.Kind = audit.KindCommand }},
 		{"NIC with a slash", func(j *Journal) { j.Entries[0].Change.Kind, j.Entries[0].Change.Target = audit.KindChannels, "../eth0" }},
 		{"persisted /etc/shadow", func(j *Journal) { j.Persisted[0].Path = "/etc/shadow" }},
-		{"persisted new file", func(j *Journal) { j.Persisted = append(j.Persisted, Persisted{Path: "/etc/cron.d/x", Old: "* * * * * root sh"}) }},
+		{"persisted new file", func(j *Journal) {
+			j.Persisted = append(j.Persisted, Persisted{Path: "/etc/cron.d/x", Old: "* * * * * root sh"})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs, h, j := applied(t)
