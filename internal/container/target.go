@@ -49,7 +49,7 @@ func (e *ErrStopped) Error() string {
 
 // Alive reports ErrStopped when the container's process has exited.
 func (t *Target) Alive() error {
-	if !t.Host.Exists("/proc/" + strconv.Itoa(t.C.PID) + "/ns") && !t.Host.Exists("/proc/"+strconv.Itoa(t.C.PID)+"/cgroup") {
+	if !t.Host.Exists("/proc/"+strconv.Itoa(t.C.PID)+"/ns") && !t.Host.Exists("/proc/"+strconv.Itoa(t.C.PID)+"/cgroup") {
 		return &ErrStopped{C: t.C}
 	}
 	return nil
