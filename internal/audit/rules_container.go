@@ -83,11 +83,10 @@ func checkNetnsSysctl(ctx *Context) Result {
 	}
 	obs := fmt.Sprintf("%d namespaced sysctl(s) differ in container %s's network namespace — host sysctls do not reach it: %s",
 		len(rows), label, strings.Join(cells, "; "))
-	r := Result{Status: Fail, Observed: obs, Expected: expected,
-		Fix: "declare the values with the container (pod securityContext.sysctls, docker/podman run --sysctl), or apply a workload inside it: " +
+	return failResult(obs, expected, Change{Kind: KindCommand, Target: "sysctls of container " + label,
+		Value: "declare the values with the container (pod securityContext.sysctls, docker/podman run --sysctl), or apply a workload inside it: " +
 			"perflab tune apply WORKLOAD --container " + label,
-		Revert: "remove the sysctls added to the container's spec"}
-	return r
+		Current: "remove the sysctls added to the container's spec (perflab tune revert --container " + label + ")"})
 }
 
 // containerCpusetDir is where the container's cpuset files live.
