@@ -43,7 +43,7 @@ type ruleCase struct {
 	// Container makes the snapshot a container's view (what
 	// container.Target.Snapshot records beside the collected facts).
 	Container *snapshot.Container
-	Want     Status
+	Want      Status
 	// Check makes further assertions on the finding (optional): the
 	// observed value, the change proposed, a severity override.
 	Check func(t *testing.T, f Finding)
