@@ -76,6 +76,9 @@ type Host struct {
 	// Dir is the journal directory as a real path; "" means
 	// <root>/var/lib/perflab/tune.
 	Dir string
+	// Scope, when set, confines every write to one container's network
+	// namespace and cgroup (see Scope); nil is the host itself.
+	Scope Scope
 }
 
 func (h Host) dir() string {
