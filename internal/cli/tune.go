@@ -33,7 +33,7 @@ instructions, never applied.`,
   perflab tune revert
   perflab tune apply ./my-proxy.yaml     # a profile that extends a built-in workload`,
 	}
-	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e))
+	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e), newTuneSearchCmd(e))
 	return cmd
 }
 

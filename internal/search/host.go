@@ -24,13 +24,13 @@ type MeasureFunc func(ctx context.Context, items []bench.Item, io bench.Interlea
 // and bench.Interleave runs the probe in interleaved blocks — the --state
 // engine, as bisect and tune apply --measure use it.
 type Host struct {
-	Tune    tune.Host
-	Items   []bench.Item
-	Bench   bench.Options
-	Knobs   []Knob
+	Tune       tune.Host
+	Items      []bench.Item
+	Bench      bench.Options
+	Knobs      []Knob
 	Interleave MeasureFunc // nil: bench.Interleave
-	Seed    uint64
-	Source  string // journal source, "tune search web"
+	Seed       uint64
+	Source     string // journal source, "tune search web"
 	// Now is the clock for the budget (nil: time.Now).
 	Now func() time.Time
 }

@@ -76,7 +76,9 @@ type Options struct {
 	// whatever it takes). Screening stops early enough to leave the
 	// shrink and the confirmation their share.
 	Budget time.Duration
-	Log    func(format string, args ...any)
+	// Excluded lists knobs left out of the space and why (reported).
+	Excluded []string
+	Log      func(format string, args ...any)
 }
 
 // Effect is a measured ratio (configuration / reference) of the objective
@@ -172,13 +174,13 @@ type Result struct {
 	Untried     []string          `json:"untried,omitempty"` // knobs the budget left out
 	Conclusion  string            `json:"conclusion"`
 
-	Runs          int     `json:"runs"`
-	Blocks        int     `json:"blocks"`
-	ConfirmBlocks int     `json:"confirm_blocks"`
-	Seconds       float64 `json:"seconds"`        // measuring time spent
-	BudgetSeconds float64 `json:"budget_seconds"` // 0: none
-	Applied       bool    `json:"applied"`        // the winner was left on the host (--apply)
-	Restored      bool    `json:"restored"`       // every knob reads its value from before the search
+	Runs          int      `json:"runs"`
+	Blocks        int      `json:"blocks"`
+	ConfirmBlocks int      `json:"confirm_blocks"`
+	Seconds       float64  `json:"seconds"`        // measuring time spent
+	BudgetSeconds float64  `json:"budget_seconds"` // 0: none
+	Applied       bool     `json:"applied"`        // the winner was left on the host (--apply)
+	Restored      bool     `json:"restored"`       // every knob reads its value from before the search
 	Notes         []string `json:"notes,omitempty"`
 }
 
@@ -220,7 +222,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Measurer == nil {
 		return nil, errors.New("search: no measurer")
 	}
-	res := &Result{Probe: opt.Probe, MinGain: opt.MinGain, Knobs: opt.Knobs, ConfirmBlocks: opt.Confirm, BudgetSeconds: opt.Budget.Seconds(), Steps: []Step{}, Winner: []Setting{}, Rejected: []Rejected{}}
+	res := &Result{Probe: opt.Probe, MinGain: opt.MinGain, Knobs: opt.Knobs, Excluded: opt.Excluded, BudgetSeconds: opt.Budget.Seconds(), Steps: []Step{}, Winner: []Setting{}, Rejected: []Rejected{}}
 	s := &searcher{opt: opt, res: res, knobs: map[string]Knob{}, gain: map[string]float64{}}
 	for _, k := range opt.Knobs {
 		s.knobs[k.Name] = k
@@ -562,6 +564,7 @@ func (s *searcher) confirm(ctx context.Context, win Config) error {
 	if err != nil {
 		return err
 	}
+	s.res.ConfirmBlocks = ss.Blocks
 	g := s.pairedEffect(ss, 0, 1)
 	s.res.Gain = &g
 	held := true
