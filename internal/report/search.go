@@ -110,7 +110,7 @@ func searchText(w io.Writer, r *search.Result, style termfmt.Style) error {
 				mark = style.Red("! ")
 			}
 			tw.printf("%s%s=%s: %s — %s\n", mark, x.Knob, clip(x.Value), effPct(x.Effect), x.Why)
-			if x.Worst != nil {
+			if x.Worst != nil && x.Worst.Value != x.Value {
 				tw.printf("     %s=%s: %s\n", x.Knob, clip(x.Worst.Value), effPct(x.Worst.Effect))
 			}
 		}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -72,5 +73,13 @@ func OutsideHostNetNS() bool {
 		return 0
 	}
 	self, init := ino("/proc/self/ns/net"), ino("/proc/1/ns/net")
+	if init == 0 {
+		// PID 1's namespaces may be closed to us (a supervisor's
+		// sandbox); kthreadd, PID 2 in the host's PID namespace, is
+		// always in the host's network namespace.
+		if b, err := os.ReadFile("/proc/2/comm"); err == nil && strings.TrimSpace(string(b)) == "kthreadd" {
+			init = ino("/proc/2/ns/net")
+		}
+	}
 	return self != 0 && init != 0 && self != init
 }

@@ -109,6 +109,7 @@ type Step struct {
 	Tried   []Tried `json:"tried"`          // every value measured
 	Kept    string  `json:"kept,omitempty"` // the value kept, "" when none
 	Against Config  `json:"against"`        // the current configuration it was measured against
+	Pass    int     `json:"pass"`           // 1, or 2 for a retry against a changed configuration
 	Runs    int     `json:"runs"`
 }
 
@@ -423,64 +424,107 @@ func (s *searcher) gainOf(e Effect) float64 {
 	return g
 }
 
-// screen is greedy coordinate ascent, one pass: each knob's ladder values
-// against the current configuration in one interleaved session; the best
-// value whose interval clears the margin (and breaks no constraint) joins
-// the current configuration.
+// screen is greedy coordinate ascent: each knob's ladder values against
+// the current configuration in one interleaved session; the best value
+// whose interval clears the margin (and breaks no constraint) joins the
+// current configuration. A second pass retries the knobs the first pass
+// rejected against a configuration that changed after them (tcp_rmem may
+// help only once tcp_wmem is raised); then it stops.
 func (s *searcher) screen(ctx context.Context) (Config, error) {
 	cur := Config{}
-	for i, k := range s.opt.Knobs {
-		var vals []string
-		for _, v := range k.Ladder {
-			if v != s.opt.Baseline[k.Name] {
-				vals = append(vals, v)
+	todo := s.opt.Knobs
+	for pass := 1; pass <= 2 && len(todo) > 0; pass++ {
+		var retry []Knob
+		for i, k := range todo {
+			st, tried, err := s.step(ctx, k, cur, pass)
+			if err != nil {
+				return cur, err
+			}
+			if st == nil && tried {
+				for _, rest := range todo[i:] {
+					s.res.Untried = append(s.res.Untried, rest.Name)
+				}
+				s.res.Notes = append(s.res.Notes, fmt.Sprintf("the budget (%s) ended the screening (pass %d) before %d knob(s)", s.opt.Budget, pass, len(todo)-i))
+				return cur, nil
+			}
+			if st == nil {
+				continue
+			}
+			if st.Kept != "" {
+				cur = cur.with(k.Name, st.Kept)
+			} else {
+				retry = append(retry, k)
 			}
 		}
-		if len(vals) == 0 {
-			continue
-		}
-		if s.overBudget(len(vals)+1, len(cur)+1) {
-			for _, rest := range s.opt.Knobs[i:] {
-				s.res.Untried = append(s.res.Untried, rest.Name)
-			}
-			s.res.Notes = append(s.res.Notes, fmt.Sprintf("the budget (%s) ended the screening before %d knob(s)", s.opt.Budget, len(s.opt.Knobs)-i))
-			break
-		}
-		states := []Config{cur}
-		for _, v := range vals {
-			states = append(states, cur.with(k.Name, v))
-		}
-		before := s.res.Runs
-		ss, err := s.measure(ctx, states, s.opt.Blocks)
-		if err != nil {
-			return cur, err
-		}
-		step := Step{Knob: k.Name, From: s.opt.Baseline[k.Name], Against: cur}
-		var all [][]float64
-		for j := range vals {
-			ds := s.logRatios(ss, 0, j+1)
-			s.pool(ds)
-			all = append(all, ds)
-		}
-		conf := 1 - (1-stats.DefaultConfidence)/float64(len(vals))
-		best := -1
-		for j, v := range vals {
-			t := Tried{Value: v, Effect: s.pooledEffect(all[j], conf), Constraint: s.broken(ss, j+1)}
-			step.Tried = append(step.Tried, t)
-			if t.Effect.Verdict == "better" && t.Constraint == "" && (best < 0 || s.gainOf(t.Effect) > s.gainOf(step.Tried[best].Effect)) {
-				best = j
+		// Only knobs measured against a configuration that changed since.
+		todo = retry[:0:0]
+		for _, k := range retry {
+			if last := s.lastStep(k.Name); last != nil && !maps.Equal(last.Against, cur) {
+				todo = append(todo, k)
 			}
 		}
-		if best >= 0 {
-			step.Kept = vals[best]
-			cur = cur.with(k.Name, vals[best])
-			s.gain[k.Name] = s.gainOf(step.Tried[best].Effect)
-		}
-		step.Runs = s.res.Runs - before
-		s.res.Steps = append(s.res.Steps, step)
-		s.opt.Log("%s: %s", k.Name, describeStep(step))
 	}
 	return cur, nil
+}
+
+func (s *searcher) lastStep(knob string) *Step {
+	for i := len(s.res.Steps) - 1; i >= 0; i-- {
+		if s.res.Steps[i].Knob == knob {
+			return &s.res.Steps[i]
+		}
+	}
+	return nil
+}
+
+// step measures one knob's values against cur. A nil step with over true
+// means the budget ended the screening; nil with over false, that the
+// knob has no value to try.
+func (s *searcher) step(ctx context.Context, k Knob, cur Config, pass int) (*Step, bool, error) {
+	var vals []string
+	for _, v := range k.Ladder {
+		if v != s.opt.Baseline[k.Name] {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return nil, false, nil
+	}
+	if s.overBudget(len(vals)+1, len(cur)+1) {
+		return nil, true, nil
+	}
+	states := []Config{cur}
+	for _, v := range vals {
+		states = append(states, cur.with(k.Name, v))
+	}
+	before := s.res.Runs
+	ss, err := s.measure(ctx, states, s.opt.Blocks)
+	if err != nil {
+		return nil, false, err
+	}
+	step := Step{Knob: k.Name, From: s.opt.Baseline[k.Name], Against: cur, Pass: pass}
+	var all [][]float64
+	for j := range vals {
+		ds := s.logRatios(ss, 0, j+1)
+		s.pool(ds)
+		all = append(all, ds)
+	}
+	conf := 1 - (1-stats.DefaultConfidence)/float64(len(vals))
+	best := -1
+	for j, v := range vals {
+		t := Tried{Value: v, Effect: s.pooledEffect(all[j], conf), Constraint: s.broken(ss, j+1)}
+		step.Tried = append(step.Tried, t)
+		if t.Effect.Verdict == "better" && t.Constraint == "" && (best < 0 || s.gainOf(t.Effect) > s.gainOf(step.Tried[best].Effect)) {
+			best = j
+		}
+	}
+	if best >= 0 {
+		step.Kept = vals[best]
+		s.gain[k.Name] = s.gainOf(step.Tried[best].Effect)
+	}
+	step.Runs = s.res.Runs - before
+	s.res.Steps = append(s.res.Steps, step)
+	s.opt.Log("%s: %s", k.Name, describeStep(step))
+	return &s.res.Steps[len(s.res.Steps)-1], false, nil
 }
 
 func describeStep(st Step) string {
@@ -631,8 +675,11 @@ func shares(alone, win []float64) (float64, float64, float64) {
 // rejected lists every screened knob that did not join the winner with
 // its best value's effect, harmful ones flagged.
 func (s *searcher) rejected(cur Config) {
-	for _, st := range s.res.Steps {
-		if st.Kept != "" || len(st.Tried) == 0 {
+	for i, st := range s.res.Steps {
+		if st.Kept != "" || len(st.Tried) == 0 || s.lastStep(st.Knob) != &s.res.Steps[i] {
+			continue
+		}
+		if _, kept := cur[st.Knob]; kept {
 			continue
 		}
 		best, worst := 0, -1
@@ -658,7 +705,6 @@ func (s *searcher) rejected(cur Config) {
 		}
 		s.res.Rejected = append(s.res.Rejected, r)
 	}
-	_ = cur
 }
 
 func pct(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*1000)/10) }
