@@ -166,6 +166,9 @@ func searchSteps(tw *errWriter, r *search.Result) {
 func searchMD(w io.Writer, r *search.Result) error {
 	mw := &errWriter{w: w}
 	mw.printf("# perflab tune search: %s\n\n%s.\n\n**%s**\n\n", mdEscape(r.Probe), mdEscape(r.Objective), mdEscape(r.Conclusion))
+	if r.Gain != nil {
+		mw.printf("Winner against the untouched baseline on %d fresh blocks: %s %s.\n\n", r.Gain.Blocks, mdEscape(r.Metric), effPct(*r.Gain))
+	}
 	if len(r.Winner) > 0 {
 		mw.printf("| knob | from | to | alone | share of the gain |\n| --- | --- | --- | --- | --- |\n")
 		for _, s := range r.Winner {
@@ -196,6 +199,9 @@ func searchHTML(w io.Writer, r *search.Result) error {
 	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>perflab tune search</title>")
 	b.WriteString("<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.harmful{color:#a00}.ok{color:#070;font-weight:bold}</style></head><body>")
 	fmt.Fprintf(&b, "<h1>perflab tune search: %s</h1><p>%s</p><p class=\"%s\">%s</p>", e(r.Probe), e(r.Objective), map[bool]string{true: "ok", false: ""}[r.Confirmed], e(r.Conclusion))
+	if r.Gain != nil {
+		fmt.Fprintf(&b, "<p>Winner against the untouched baseline on %d fresh blocks: %s %s</p>", r.Gain.Blocks, e(r.Metric), e(effPct(*r.Gain)))
+	}
 	if len(r.Winner) > 0 {
 		b.WriteString("<h2>Winner</h2><table><tr><th>knob</th><th>from</th><th>to</th><th>alone</th><th>share of the gain</th></tr>")
 		for _, s := range r.Winner {
