@@ -13,8 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/probe/builtin"
-	"github.com/perflab/perflab/internal/probe/tools"
+	"github.com/perflab/perflab/internal/probe/registry"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/store"
@@ -22,10 +21,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// probeCatalog is every probe this build has: the builtin probes and the
-// adapters around standard tools.
-func probeCatalog() *bench.Catalog {
-	return bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+// probeCatalog is every probe: the builtin probes, the adapters around
+// standard tools, the named probes of the probes file (--probes, default
+// ./perflab.yaml) and exec:/http: names (package registry).
+func probeCatalog(e *env) (*bench.Catalog, error) {
+	return registry.Open(e.probes)
+}
+
+// resolvePlan resolves probe names and --param values on the catalog.
+func resolvePlan(e *env, names, params []string) (*bench.Plan, error) {
+	c, err := probeCatalog(e)
+	if err != nil {
+		return nil, err
+	}
+	return c.Resolve(names, params)
 }
 
 type benchFlags struct {
@@ -184,8 +193,8 @@ func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
 
 // plan resolves the named suites and probes with their placement flags;
 // explicit --budget and --max-runs override every entry's own limits.
-func (f *benchFlags) plan(args []string, changed func(string) bool) (*bench.Plan, error) {
-	plan, err := probeCatalog().Resolve(args, f.params)
+func (f *benchFlags) plan(e *env, args []string, changed func(string) bool) (*bench.Plan, error) {
+	plan, err := resolvePlan(e, args, f.params)
 	if err != nil {
 		return nil, optionErr(err, benchFlagNames)
 	}
@@ -219,7 +228,7 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	plan, err := f.plan(args, changed)
+	plan, err := f.plan(e, args, changed)
 	if err != nil {
 		return err
 	}
@@ -384,7 +393,11 @@ func newBenchListCmd(e *env) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			doc := probeCatalog().List()
+			c, err := probeCatalog(e)
+			if err != nil {
+				return err
+			}
+			doc := c.List()
 			return writeOut(&out, e.stdout, func(w io.Writer) error {
 				if out.format == "json" {
 					return writeJSON(w, doc)

@@ -189,7 +189,7 @@ func confirmApply(e *env, yes bool) (bool, error) {
 // interleaved blocks (tune.Host.MeasureApply), its effects printed, the
 // host left tuned.
 func measureApply(ctx context.Context, e *env, h tune.Host, p tune.Plan, opt tune.ApplyOptions, f *tuneApplyFlags) error {
-	plan, err := probeCatalog().Resolve([]string{f.measure}, nil)
+	plan, err := resolvePlan(e, []string{f.measure}, nil)
 	if err != nil {
 		return optionErr(err, benchFlagNames)
 	}
