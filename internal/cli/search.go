@@ -82,7 +82,7 @@ searched. See docs/search.md.`,
 }
 
 func runSearch(cmd *cobra.Command, e *env, f *searchFlags, workload string) error {
-	opt, h, err := f.options(workload)
+	opt, h, err := f.options(e, workload)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (f *searchFlags) keep(ctx context.Context, e *env, res *search.Result, work
 }
 
 // options maps the flags to the search's options and the host measurer.
-func (f *searchFlags) options(workload string) (search.Options, *search.Host, error) {
+func (f *searchFlags) options(e *env, workload string) (search.Options, *search.Host, error) {
 	var opt search.Options
 	if err := f.out.validate(); err != nil {
 		return opt, nil, err
@@ -167,7 +167,7 @@ func (f *searchFlags) options(workload string) (search.Options, *search.Host, er
 	if err != nil {
 		return opt, nil, clierr.Runtimef("", "reading the host: %v", err)
 	}
-	plan, err := probeCatalog().Resolve([]string{f.measure}, f.params)
+	plan, err := resolvePlan(e, []string{f.measure}, f.params)
 	if err != nil {
 		return opt, nil, optionErr(err, benchFlagNames)
 	}

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	mstats "github.com/aclements/go-moremath/stats"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/effect"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -363,9 +365,16 @@ func (s *searcher) pooledEffect(ds []float64, conf float64) Effect {
 		ss += x * x
 	}
 	sd := math.Sqrt(ss / float64(s.pooledN))
-	half := stats.TQuantile((1+conf)/2, float64(s.pooledN)) * sd / math.Sqrt(float64(len(ds)))
+	se := sd / math.Sqrt(float64(len(ds)))
+	half := stats.TQuantile((1+conf)/2, float64(s.pooledN)) * se
 	e.Lo, e.Hi = math.Exp(m-half), math.Exp(m+half)
-	e.Verdict = verdict(e, s.res.Better, s.opt.MinGain)
+	p := 1.0
+	if se > 0 {
+		p = math.Min(1, 2*(1-mstats.TDist{V: float64(s.pooledN)}.CDF(math.Abs(m)/se)))
+	} else if m != 0 {
+		p = 0
+	}
+	e.Verdict = judge(e, p, s.pooledN, s.res.Better, s.opt.MinGain, 1-conf)
 	return e
 }
 
@@ -388,28 +397,32 @@ func (s *searcher) pairedEffect(ss *Session, ref, i int) Effect {
 		a = append(a, ss.Medians[ref][blk][s.res.Metric])
 		b = append(b, ss.Medians[i][blk][s.res.Metric])
 	}
-	rl := stats.ComparePaired(a, b, stats.DefaultConfidence)
-	e := Effect{Ratio: rl.Ratio, Lo: rl.Lo, Hi: rl.Hi, Blocks: rl.Ka, Verdict: "unclear"}
-	if rl.HasInterval() {
-		e.Verdict = verdict(e, s.res.Better, s.opt.MinGain)
+	ef := effect.Paired(a, b, s.res.Better, effect.Options{Margin: s.opt.MinGain / stats.MinEffect})
+	e := Effect{Ratio: ef.Ratio, Lo: ef.Lo, Hi: ef.Hi, Blocks: ef.Ka, Verdict: "unclear"}
+	switch ef.Verdict() {
+	case effect.Better:
+		e.Verdict = "better"
+	case effect.Worse:
+		e.Verdict = "worse"
 	}
 	return e
 }
 
-// verdict is the search's one reading of an interval — "better" when it
-// lies wholly beyond ±minGain in the objective's direction, "worse" the
-// other way, else "unclear". It is the adapter to internal/effect's
-// Verdict once that lands on main.
-func verdict(e Effect, better run.Better, minGain float64) string {
-	rl := stats.RunLevel{DF: 1, Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi}
-	d := rl.Direction(minGain)
-	if better == run.Lower {
-		d = -d
-	}
-	switch d {
-	case 1:
+// judge is the search's one reading of an interval, through the one
+// verdict rule (internal/effect): "better" when the change is significant
+// at alpha and its whole interval lies beyond ±minGain in the objective's
+// direction, "worse" the other way, else "unclear". The margin is given
+// as effect's equivalence margin, whose MinEffect share is the smallest
+// change called.
+func judge(e Effect, p float64, df int, better run.Better, minGain, alpha float64) string {
+	nan := math.NaN()
+	ef := effect.Effect{Better: better, Level: effect.LevelRuns, Source: stats.DriftBlocks, Ka: e.Blocks, Kb: e.Blocks, DF: df,
+		Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi, Diff: nan, DiffLo: nan, DiffHi: nan, EqLo: nan, EqHi: nan, MinP: nan, DriftPct: nan,
+		P: p, Alpha: alpha, Margin: minGain / stats.MinEffect}
+	switch ef.Verdict() {
+	case effect.Better:
 		return "better"
-	case -1:
+	case effect.Worse:
 		return "worse"
 	}
 	return "unclear"
