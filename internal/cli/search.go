@@ -150,7 +150,7 @@ func (f *searchFlags) options(e *env, workload string) (search.Options, *search.
 	if err != nil {
 		return opt, nil, err
 	}
-	so := search.SpaceOptions{Workload: w, Only: f.only, Pin: f.pins, NamespacedOnly: f.namespaced || search.OutsideHostNetNS()}
+	so := search.SpaceOptions{Workload: w, Probe: f.measure, Only: f.only, Pin: f.pins, NamespacedOnly: f.namespaced || search.OutsideHostNetNS()}
 	for _, s := range f.knobs {
 		k, err := search.ParseKnobSpec(s)
 		if err != nil {
@@ -175,7 +175,7 @@ func (f *searchFlags) options(e *env, workload string) (search.Options, *search.
 		plan.Items[i].Budget = f.runBudget
 	}
 	var excluded []string
-	opt.Knobs, excluded = search.Space(search.Builtin{}, so)
+	opt.Knobs, excluded = search.Space(search.FromKnobs{FS: fs}, so)
 	opt.Probe, opt.Blocks, opt.Confirm, opt.MinGain, opt.Budget = f.measure, f.blocks, f.confirm, f.minGain/100, f.budget
 	h := &search.Host{Tune: tune.Host{FS: fs}, Items: plan.Items, Source: "tune search " + w.Name,
 		Bench: bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Warmup: bench.DefaultWarmup,

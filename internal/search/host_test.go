@@ -69,7 +69,7 @@ func (p *wmemProbe) Iterate(context.Context, *probe.Env) (map[string]float64, er
 }
 
 func hostSearch(t *testing.T, fs hostfs.FS) (Options, *Host) {
-	ks, _ := Space(Builtin{}, SpaceOptions{Only: true, Add: []Knob{
+	ks, _ := Space(FromKnobs{FS: fakeTree(t)}, SpaceOptions{Only: true, Add: []Knob{
 		mustKnob(t, "net.ipv4.tcp_rmem=4096 131072 6291456"),
 		mustKnob(t, "net.ipv4.tcp_wmem=4096 16384 4194304"),
 		mustKnob(t, "net.core.somaxconn=4096"),

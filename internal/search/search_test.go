@@ -217,7 +217,7 @@ func TestSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, ex := Space(Builtin{}, SpaceOptions{Workload: w, Add: []Knob{add}, Pin: []string{"net.ipv4.tcp_fastopen"}, NamespacedOnly: true})
+	ks, ex := Space(FromKnobs{FS: fakeTree(t)}, SpaceOptions{Workload: w, Add: []Knob{add}, Pin: []string{"net.ipv4.tcp_fastopen"}, NamespacedOnly: true})
 	got := map[string]Knob{}
 	for _, k := range ks {
 		got[k.Name] = k

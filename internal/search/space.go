@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 )
 
 // Scope says where a knob's write lands, which decides whether a target
@@ -42,40 +44,95 @@ func (k Knob) Change(v string) audit.Change {
 }
 
 // Catalogue is what the search needs from the knob catalogue: the knobs it
-// may try for a workload with their value ladders. The knobs engineer's
-// catalogue (issue 21.3) replaces builtinCatalogue behind this interface.
+// may try with their value ladders.
 type Catalogue interface {
 	Knobs() []Knob
 }
 
-// Builtin is the search's catalogue until the shared knob catalogue lands:
-// the settings of seed 002's campaign that tune can write at run time, with
-// ladders that span the kernel default, the seed's value and one step
-// beyond. Namespaced net sysctls first.
-type Builtin struct{}
+// FromKnobs is the search's view of the one knob catalogue
+// (internal/knob): every knob perflab writes at run time that has a value
+// ladder, per device where it is templated (block devices other than
+// loop, ram and zram, at most four of each), with the scope the catalogue
+// gives it — a net sysctl only the initial namespace may write
+// (net.core.rmem_max) counts as host-wide. Cgroup and boot knobs are not
+// searched.
+type FromKnobs struct{ FS hostfs.FS }
 
-// Knobs lists the builtin knobs.
-func (Builtin) Knobs() []Knob {
-	sys := func(name string, scope Scope, area string, ladder ...string) Knob {
-		return Knob{Name: name, Kind: audit.KindSysctl, Target: name, Scope: scope, Ladder: ladder, Area: area}
+// Knobs lists the catalogue's searchable knobs.
+func (c FromKnobs) Knobs() []Knob {
+	var out []Knob
+	for _, k := range knob.All() {
+		if !k.Settable() || len(k.Ladder) == 0 || (k.Scope != knob.NetNS && k.Scope != knob.Host) {
+			continue
+		}
+		insts := []knob.Knob{k}
+		if len(k.Keys()) > 0 {
+			insts = nil
+			for _, in := range k.Instances(c.FS) {
+				n := in.Name()
+				if strings.Contains(n, "/loop") || strings.Contains(n, "/ram") || strings.Contains(n, "/zram") || len(insts) == 4 {
+					continue
+				}
+				insts = append(insts, in)
+			}
+		}
+		for _, in := range insts {
+			if sk, ok := fromKnob(c.FS, in); ok {
+				out = append(out, sk)
+			}
+		}
 	}
-	return []Knob{
-		sys("net.core.somaxconn", ScopeNetNS, "net", "4096", "65535"),
-		sys("net.ipv4.tcp_max_syn_backlog", ScopeNetNS, "net", "4096", "65536"),
-		sys("net.ipv4.tcp_rmem", ScopeNetNS, "net", "4096 131072 6291456", "4096 87380 16777216"),
-		sys("net.ipv4.tcp_wmem", ScopeNetNS, "net", "4096 16384 4194304", "4096 65536 16777216"),
-		sys("net.ipv4.tcp_fin_timeout", ScopeNetNS, "net", "15", "60"),
-		sys("net.ipv4.tcp_tw_reuse", ScopeNetNS, "net", "1", "2"),
-		sys("net.ipv4.tcp_fastopen", ScopeNetNS, "net", "1", "3"),
-		sys("net.ipv4.ip_local_port_range", ScopeNetNS, "net", "1024 65535"),
-		sys("net.ipv4.tcp_slow_start_after_idle", ScopeNetNS, "net", "0", "1"),
-		sys("net.core.netdev_max_backlog", ScopeHost, "net", "1000", "16384"),
-		sys("vm.swappiness", ScopeHost, "memory", "1", "10", "60"),
-		sys("vm.dirty_ratio", ScopeHost, "block", "10", "40"),
-		sys("vm.dirty_background_ratio", ScopeHost, "block", "5", "10"),
-		sys("kernel.numa_balancing", ScopeHost, "memory", "0", "1"),
-		{Name: "thp.enabled", Kind: audit.KindFile, Target: "/sys/kernel/mm/transparent_hugepage/enabled", Scope: ScopeHost, Ladder: []string{"always", "madvise", "never"}, Area: "memory"},
+	return out
+}
+
+func fromKnob(fs hostfs.FS, k knob.Knob) (Knob, bool) {
+	sk := Knob{Name: k.Name(), Scope: ScopeHost, Ladder: slices.Clone(k.Ladder), Area: areaOf(k.Path)}
+	if k.Scope == knob.NetNS && !k.NetNSReadOnly {
+		sk.Scope = ScopeNetNS
 	}
+	switch k.Method {
+	case knob.Sysctl:
+		sk.Kind, sk.Target = audit.KindSysctl, sk.Name
+	case knob.File:
+		if !k.Bound() {
+			return sk, false
+		}
+		f, _, err := k.Resolve(fs)
+		if err != nil {
+			return sk, false
+		}
+		sk.Kind, sk.Target = audit.KindFile, f
+	default:
+		return sk, false
+	}
+	return sk, true
+}
+
+// areaOf maps a fact path to the area a probe exercises: net, memory,
+// block, cpu, kernel, fs.
+func areaOf(path string) string {
+	p := strings.TrimPrefix(path, "sysctl.")
+	head, _, _ := strings.Cut(p, ".")
+	head, _, _ = strings.Cut(head, "[")
+	if head == "vm" {
+		if strings.Contains(p, "dirty") {
+			return "block"
+		}
+		return "memory"
+	}
+	return head
+}
+
+// probeArea is the area a probe name exercises ("net.tcp" → net).
+func probeArea(probe string) string {
+	head, _, _ := strings.Cut(strings.TrimPrefix(probe, "probe:"), ".")
+	switch head {
+	case "disk", "fio", "dd":
+		return "block"
+	case "redis", "wrk", "http", "https", "sockperf", "qperf", "iperf3", "etcd":
+		return "net"
+	}
+	return head
 }
 
 // KnobSpec is a user's addition to the space: NAME=v1,v2 (a sysctl name or
@@ -99,34 +156,25 @@ func ParseKnobSpec(s string) (Knob, error) {
 			return Knob{}, fmt.Errorf("--knob %q: the path may not contain '..'", s)
 		}
 		k.Kind, k.Target = audit.KindFile, name
-		if strings.HasPrefix(name, "/proc/sys/net/") || strings.HasPrefix(name, "/sys/class/net/") {
+		if kn, ok := knob.ForFile(name); ok && kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
 			k.Scope = ScopeNetNS
 		}
 	case strings.ContainsAny(name, "/ \t"):
 		return Knob{}, fmt.Errorf("--knob %q: a knob is a sysctl name (net.core.somaxconn) or an absolute /sys or /proc path", s)
 	default:
 		k.Kind, k.Target = audit.KindSysctl, name
-		if netnsSysctl(name) {
+		if kn := knob.MustLookup("sysctl." + name); kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
 			k.Scope = ScopeNetNS
 		}
-		k.Area = strings.SplitN(name, ".", 2)[0]
+		k.Area = areaOf("sysctl." + name)
 	}
 	return k, nil
-}
-
-// netnsSysctl: net.ipv4/ipv6/unix and the namespaced part of net.core
-// belong to the writer's network namespace; the rest of net.core is global.
-func netnsSysctl(name string) bool {
-	switch name {
-	case "net.core.somaxconn", "net.core.xfrm_acq_expires", "net.core.xfrm_aevent_etime", "net.core.xfrm_aevent_rseqth", "net.core.xfrm_larval_drop":
-		return true
-	}
-	return strings.HasPrefix(name, "net.") && !strings.HasPrefix(name, "net.core.")
 }
 
 // SpaceOptions choose the knobs of a search.
 type SpaceOptions struct {
 	Workload *audit.Workload // its targets join the ladders (nil: none)
+	Probe    string          // knobs of the area it exercises are tried first
 	Add      []Knob          // the user's knobs (--knob), merged by name
 	Only     bool            // search only the user's knobs
 	Pin      []string        // knobs held where they are (not searched)
@@ -177,6 +225,18 @@ func Space(cat Catalogue, opt SpaceOptions) (knobs []Knob, excluded []string) {
 	for _, k := range opt.Add {
 		add(k)
 	}
+	// The probe's area first: a pass may end on the budget.
+	area := probeArea(opt.Probe)
+	slices.SortStableFunc(knobs, func(a, b Knob) int {
+		ia, ib := a.Area == area, b.Area == area
+		switch {
+		case ia && !ib:
+			return -1
+		case ib && !ia:
+			return 1
+		}
+		return 0
+	})
 	out := knobs[:0:0]
 	for _, k := range knobs {
 		switch {
