@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -135,6 +136,8 @@ func probeArea(probe string) string {
 	return head
 }
 
+var sysctlName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
 // KnobSpec is a user's addition to the space: NAME=v1,v2 (a sysctl name or
 // an absolute /sys or /proc path), from --knob or a profile.
 func ParseKnobSpec(s string) (Knob, error) {
@@ -159,7 +162,7 @@ func ParseKnobSpec(s string) (Knob, error) {
 		if kn, ok := knob.ForFile(name); ok && kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
 			k.Scope = ScopeNetNS
 		}
-	case strings.ContainsAny(name, "/ \t"):
+	case strings.ContainsAny(name, "/ \t") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || !sysctlName.MatchString(name):
 		return Knob{}, fmt.Errorf("--knob %q: a knob is a sysctl name (net.core.somaxconn) or an absolute /sys or /proc path", s)
 	default:
 		k.Kind, k.Target = audit.KindSysctl, name
