@@ -63,7 +63,7 @@ searched. See docs/search.md.`,
 	fl.StringVar(&f.objective, "objective", "", "METRIC, max:METRIC or min:METRIC, with bounds: 'max:rps,p99<=5' (default: the probe's first metric)")
 	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "time the whole search may spend measuring (0: one pass over the space)")
 	fl.DurationVar(&f.runBudget, "run-budget", 10*time.Second, "time budget of each probe run")
-	fl.IntVar(&f.blocks, "blocks", 3, "interleaved blocks per screening step")
+	fl.IntVar(&f.blocks, "blocks", 4, "interleaved blocks per screening step")
 	fl.IntVar(&f.confirm, "confirm", 6, "fresh interleaved blocks of the final confirmation")
 	fl.Float64Var(&f.minGain, "min-gain", 2, "smallest effect acted on, in percent: an interval must lie wholly beyond it")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "add a knob and its values: NAME=V1,V2 (sysctl name or /sys path; repeatable)")

@@ -14,11 +14,12 @@
 // # Strategy: greedy coordinate ascent, then shrink, then confirm
 //
 //  1. Screening. Knobs of the probe's area first, one at a time: one
-//     interleaved session of Blocks blocks (default 3) measures the current
+//     interleaved session of Blocks blocks (default 4) measures the current
 //     configuration and the current configuration with each ladder value of
 //     the knob. A value is kept when its effect's interval (Bonferroni over
-//     the knob's values; variance pooled over every screening comparison so
-//     far, as bisect pools) lies wholly beyond ±MinGain in the objective's
+//     the knob's values; the step's own paired variance, not pooled: a
+//     configuration with tiny buffers is far noisier than one with large
+//     ones) lies wholly beyond ±MinGain in the objective's
 //     direction and it breaks no constraint in any of its blocks; the best
 //     such value joins the current configuration. A second pass retries the
 //     rejected knobs whose comparison was made against a configuration that
@@ -42,7 +43,7 @@
 // independent confirmation to clear the margin; the confirmation alone
 // bounds it by its one-sided α (2.5%), whatever the screening did. The
 // seeded simulation (1,000 searches, ±5% per-run drift, a slow trend)
-// measures 0 false gains; the screening keeps a useless knob in ~1.4% of
+// measures 0 false gains; the screening keeps a useless knob in ~1.7% of
 // searches and the confirmation rejects them. The budget is counted in runs
 // and time: a pass costs Blocks·(values+1) runs per knob; the confirmation
 // Confirm·(2 + kept knobs); the shrink 2·Blocks per kept knob. With

@@ -111,7 +111,7 @@ func TestLiveRealGains(t *testing.T) {
 	l := newLab(t)
 	// Four blocks a step and 4 s runs: on this shared 2-CPU guest the
 	// tiny-buffer bandwidth varies ±40% run to run under load.
-	res := l.search("--param", "tests=bandwidth,latency", "--run-budget", "4s", "--blocks", "4",
+	res := l.search("--param", "tests=bandwidth,latency", "--run-budget", "4s",
 		"--objective", "max:bandwidth,latency<=20000", "--only",
 		"--knob", "net.ipv4.tcp_rmem=4096 131072 6291456", "--knob", "net.ipv4.tcp_wmem=4096 16384 4194304",
 		"--knob", "net.core.somaxconn=4096", "--knob", "net.ipv4.tcp_max_syn_backlog=4096", "--knob", "net.ipv4.tcp_fin_timeout=15")

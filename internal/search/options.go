@@ -13,12 +13,12 @@ import (
 // bench.OptionError names the field, cli words it as a flag.
 func (o Options) Validate() error {
 	switch {
-	case o.Blocks < 2:
-		return &bench.OptionError{Field: "Blocks", Value: o.Blocks, Reason: "is below 2: a screening step needs two blocks for an interval", Hint: "e.g. 3"}
+	case o.Blocks < 3:
+		return &bench.OptionError{Field: "Blocks", Value: o.Blocks, Reason: "is below 3: a screening step's interval needs two degrees of freedom", Hint: "e.g. 4"}
 	case o.Confirm < 3:
 		return &bench.OptionError{Field: "Confirm", Value: o.Confirm, Reason: "is below 3: a confirmation needs at least two degrees of freedom", Hint: "e.g. 6"}
 	case o.Blocks > bench.MaxRepeat || o.Confirm > bench.MaxRepeat:
-		return &bench.OptionError{Field: "Blocks", Value: max(o.Blocks, o.Confirm), Reason: "is above the harness's limit", Hint: "e.g. 3 and 6"}
+		return &bench.OptionError{Field: "Blocks", Value: max(o.Blocks, o.Confirm), Reason: "is above the harness's limit", Hint: "e.g. 4 and 6"}
 	case o.MinGain <= 0 || o.MinGain >= 1:
 		return &bench.OptionError{Field: "MinGain", Value: o.MinGain * 100, Reason: "is not a percentage in (0, 100)", Hint: "e.g. 2"}
 	case o.Budget < 0:

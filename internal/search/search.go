@@ -67,7 +67,7 @@ type Options struct {
 	Baseline  map[string]string // each knob's value before the search, as tune reads it
 	Objective Objective
 	Measurer  Measurer
-	// Blocks per screening step (default 3), Confirm blocks of the final
+	// Blocks per screening step (default 4), Confirm blocks of the final
 	// confirmation (default 6).
 	Blocks, Confirm int
 	// MinGain is the smallest relative effect the search acts on: a
@@ -199,8 +199,6 @@ type searcher struct {
 	opt     Options
 	res     *Result
 	knobs   map[string]Knob
-	pooled  []float64 // deviations of screening log-ratios, for the pooled variance
-	pooledN int
 	elapsed time.Duration
 	perRun  time.Duration
 	// gains of the kept knobs at screening (log ratio), for the shrink order.
@@ -211,7 +209,7 @@ type searcher struct {
 // and measurement goes through it.
 func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Blocks <= 0 {
-		opt.Blocks = 3
+		opt.Blocks = 4
 	}
 	if opt.Confirm <= 0 {
 		opt.Confirm = 6
@@ -346,47 +344,39 @@ func (s *searcher) broken(ss *Session, i int) string {
 	return ""
 }
 
-// pooledEffect turns a screening step's log-ratios into an effect whose
-// variance pools every screening comparison so far: three-block steps
-// then have the degrees of freedom of all of them (as bisect does). conf
-// is the interval's confidence (Bonferroni over the values of a step).
-func (s *searcher) pooledEffect(ds []float64, conf float64) Effect {
+// stepEffect turns a screening or shrink step's paired log-ratios into an
+// effect: a paired t interval on the step's own blocks, at confidence conf
+// (Bonferroni over the values of a step). The variance is the step's own:
+// pooling it over steps, as bisect does, assumes every configuration is as
+// noisy as every other, and on a loaded host a configuration with 4 KiB
+// socket buffers varies several times more from run to run than one with
+// large buffers — one noisy step then blinds every later one.
+func (s *searcher) stepEffect(ds []float64, conf float64) Effect {
 	e := Effect{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Blocks: len(ds), Verdict: "unclear"}
 	if len(ds) == 0 {
 		return e
 	}
 	m := stats.Mean(ds)
 	e.Ratio = math.Exp(m)
-	if s.pooledN <= 0 {
+	df := len(ds) - 1
+	if df <= 0 {
 		return e
 	}
 	var ss float64
-	for _, x := range s.pooled {
-		ss += x * x
+	for _, d := range ds {
+		ss += (d - m) * (d - m)
 	}
-	sd := math.Sqrt(ss / float64(s.pooledN))
-	se := sd / math.Sqrt(float64(len(ds)))
-	half := stats.TQuantile((1+conf)/2, float64(s.pooledN)) * se
+	se := math.Sqrt(ss/float64(df)) / math.Sqrt(float64(len(ds)))
+	half := stats.TQuantile((1+conf)/2, float64(df)) * se
 	e.Lo, e.Hi = math.Exp(m-half), math.Exp(m+half)
 	p := 1.0
 	if se > 0 {
-		p = math.Min(1, 2*(1-mstats.TDist{V: float64(s.pooledN)}.CDF(math.Abs(m)/se)))
+		p = math.Min(1, 2*(1-mstats.TDist{V: float64(df)}.CDF(math.Abs(m)/se)))
 	} else if m != 0 {
 		p = 0
 	}
-	e.Verdict = judge(e, p, s.pooledN, s.res.Better, s.opt.MinGain, 1-conf)
+	e.Verdict = judge(e, p, df, s.res.Better, s.opt.MinGain, 1-conf)
 	return e
-}
-
-func (s *searcher) pool(ds []float64) {
-	if len(ds) < 2 {
-		return
-	}
-	m := stats.Mean(ds)
-	for _, d := range ds {
-		s.pooled = append(s.pooled, d-m)
-	}
-	s.pooledN += len(ds) - 1
 }
 
 // pairedEffect is a comparison on its own blocks (the confirmation): a
@@ -518,13 +508,12 @@ func (s *searcher) step(ctx context.Context, k Knob, cur Config, pass int) (*Ste
 	var all [][]float64
 	for j := range vals {
 		ds := s.logRatios(ss, 0, j+1)
-		s.pool(ds)
 		all = append(all, ds)
 	}
 	conf := 1 - (1-stats.DefaultConfidence)/float64(len(vals))
 	best := -1
 	for j, v := range vals {
-		t := Tried{Value: v, Effect: s.pooledEffect(all[j], conf), Constraint: s.broken(ss, j+1)}
+		t := Tried{Value: v, Effect: s.stepEffect(all[j], conf), Constraint: s.broken(ss, j+1)}
 		step.Tried = append(step.Tried, t)
 		if t.Effect.Verdict == "better" && t.Constraint == "" && (best < 0 || s.gainOf(t.Effect) > s.gainOf(step.Tried[best].Effect)) {
 			best = j
@@ -588,8 +577,7 @@ func (s *searcher) shrink(ctx context.Context, cur Config) (Config, error) {
 			return cur, err
 		}
 		ds := s.logRatios(ss, 0, 1)
-		s.pool(ds)
-		e := s.pooledEffect(ds, stats.DefaultConfidence)
+		e := s.stepEffect(ds, stats.DefaultConfidence)
 		st := ShrinkStep{Knob: k, Value: cur[k], Without: e}
 		switch br := s.broken(ss, 1); {
 		case br != "":
