@@ -9,8 +9,8 @@ import (
 // Kind names a search result's JSON document.
 const Kind = "perflab-search"
 
-// JSON has no NaN: an interval the data could not give (one block, no
-// pooled variance) is null in the stored result and NaN again when read.
+// JSON has no NaN: an interval the data could not give (one block) is
+// null in the stored result and NaN again when read.
 
 func ptr(f float64) *float64 {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
