@@ -1,11 +1,13 @@
 package knob
 
-// entry is a catalogue row; mapKeyed marks a fact that is a map from the
-// value to the keys (cpu.governors: governor → CPUs), whose concrete
-// paths name a value, not a key.
+// entry is a catalogue row. noBind marks a fact whose keys are not the
+// file's keys: cpu.governors is a map from a governor to its CPUs (the
+// concrete path cpu.governors.performance names a value), a C-state is
+// named where its file is numbered. Lookup finds such a knob for any path
+// below it and leaves its keys unbound (With binds them).
 type entry struct {
 	Knob
-	mapKeyed bool
+	noBind bool
 }
 
 func sysctl(name string, f Format, ladder []string, doc string) entry {
@@ -125,11 +127,17 @@ var catalogue = []entry{
 
 	// CPU frequency and SMT: host-wide; per-CPU files are bound with With(cpu).
 	{Knob: Knob{Path: "cpu.governors", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor", Text}}, Method: File, Scope: Host,
-		Values: governors, Ladder: l("powersave", "schedutil", "performance"), Doc: "cpufreq governor of a CPU"}, mapKeyed: true},
+		Values: governors, Ladder: l("powersave", "schedutil", "performance"), Doc: "cpufreq governor of a CPU"}, noBind: true},
 	{Knob: Knob{Path: "cpu.epp", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpufreq/energy_performance_preference", Text}}, Method: File, Scope: Host,
-		Values: eppValues, Ladder: l("power", "balance_power", "balance_performance", "performance"), Doc: "energy/performance preference of a CPU"}, mapKeyed: true},
+		Values: eppValues, Ladder: l("power", "balance_power", "balance_performance", "performance"), Doc: "energy/performance preference of a CPU"}, noBind: true},
 	{Knob: Knob{Path: "cpu.boost", Sources: []Source{{"/sys/devices/system/cpu/cpufreq/boost", Bool}, {"/sys/devices/system/cpu/intel_pstate/no_turbo", NotBool}},
-		Method: File, Scope: Host, Ladder: l("0", "1"), Doc: "turbo/boost frequencies (intel_pstate: no_turbo, inverted)"}},
+		Method: File, Scope: Host, Ladder: l("false", "true"), Doc: "turbo/boost frequencies (intel_pstate: no_turbo, inverted)"}},
+	{Knob: Knob{Path: "cpu.scaling_max_khz", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_max_freq", Int}}, Method: File, Scope: Host,
+		Unit: "kHz", Doc: "highest frequency cpufreq may pick on a CPU"}},
+	{Knob: Knob{Path: "cpu.cstates[*].disabled_on", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/disable", Bool}}, Method: File, Scope: Host,
+		Ladder: l("0", "1"), Doc: "idle state disabled on a CPU (keys: CPU, state index)"}, noBind: true},
+	{Knob: Knob{Path: "cpu.numa[*].hugepages_total", Sources: []Source{{"/sys/devices/system/node/node{node}/hugepages/hugepages-{size}kB/nr_hugepages", Int}}, Method: File, Scope: Host,
+		Doc: "persistent huge pages of a NUMA node (keys: node, page size in kB)"}},
 	file("cpu.smt.control", "/sys/devices/system/cpu/smt/control", Text, Host, l("on", "off", "forceoff", "notsupported", "notimplemented"), nil, "SMT siblings online"),
 
 	// Block devices: host-wide, per device.
@@ -149,7 +157,7 @@ var catalogue = []entry{
 	file("irqs[*].affinity", "/proc/irq/{irq}/smp_affinity_list", CPUList, Host, nil, nil, "CPUs an interrupt may be delivered to"),
 
 	// Cgroups: the process's cgroup, bound with With(cgroup path); v2 first, then v1.
-	{Knob: Knob{Path: "cgroup.cpu_quota_us", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpu.max", Max}, {"/sys/fs/cgroup/cpu{cgroup}/cpu.cfs_quota_us", Limit}},
+	{Knob: Knob{Path: "cgroup.cpu_quota_us", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpu.max", Max}, {"/sys/fs/cgroup/cpu{cgroup}/cpu.cfs_quota_us", Limit}, {"/sys/fs/cgroup/cpu,cpuacct{cgroup}/cpu.cfs_quota_us", Limit}},
 		Method: File, Scope: Cgroup, Unit: "µs per period", Doc: "CPU bandwidth quota (-1: none)"}},
 	{Knob: Knob{Path: "cgroup.cpus", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpuset.cpus", CPUList}, {"/sys/fs/cgroup/cpuset{cgroup}/cpuset.cpus", CPUList}},
 		Method: File, Scope: Cgroup, Doc: "CPUs the cgroup may run on"}},
@@ -159,9 +167,9 @@ var catalogue = []entry{
 		Method: File, Scope: Cgroup, Unit: "bytes", Doc: "memory limit (-1: none)"}},
 
 	// Set at boot: an instruction, never written.
-	{Knob: Knob{Path: "kernel.params", Method: Boot, Scope: Reboot, Doc: "kernel command-line parameters (mitigations=, nosmt, preempt=, …)"}, mapKeyed: true},
+	{Knob: Knob{Path: "kernel.params", Method: Boot, Scope: Reboot, Doc: "kernel command-line parameters (mitigations=, nosmt, preempt=, …)"}, noBind: true},
 	{Knob: Knob{Path: "kernel.cmdline", Method: Boot, Scope: Reboot, Doc: "the kernel command line"}},
-	{Knob: Knob{Path: "kernel.vulnerabilities", Method: Boot, Scope: Reboot, Doc: "CPU vulnerability mitigations: follow from boot parameters, the CPU and its microcode"}, mapKeyed: true},
+	{Knob: Knob{Path: "kernel.vulnerabilities", Method: Boot, Scope: Reboot, Doc: "CPU vulnerability mitigations: follow from boot parameters, the CPU and its microcode"}, noBind: true},
 }
 
 var byPath = func() map[string]entry {

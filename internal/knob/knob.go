@@ -46,7 +46,7 @@ const (
 	CPUList Format = "cpulist" // CPU list: "0-3,5"
 	Bool    Format = "bool"    // 0 or 1 ("true"/"false" accepted when written)
 	NotBool Format = "notbool" // 0 or 1 meaning the opposite of the fact (intel_pstate/no_turbo for cpu.boost)
-	Max     Format = "max"     // cgroup v2 limit: "max" (read as -1) or an integer, optionally followed by more fields (cpu.max "max 100000")
+	Max     Format = "max"     // cgroup v2 limit: "max" or an integer, optionally followed by more fields (cpu.max "max 100000"); the fact shows "max" as -1
 	Limit   Format = "limit"   // cgroup v1 limit: an integer where -1 or ≥ 2^62 means unlimited (read as -1)
 )
 
@@ -89,9 +89,13 @@ type Knob struct {
 	// the initial one may write it (net.core.rmem_max on Linux ≥ 6.x).
 	NetNSReadOnly bool
 	Values        []string // the values a choice knob knows (exporter enums); may be incomplete
-	Ladder        []string // values a tuning search tries, in order (small → large, safe → aggressive)
-	Unit          string
-	Doc           string
+	// Ladder is the values a tuning search tries, in order (small →
+	// large, safe → aggressive), as the fact shows them: FromFact gives
+	// the file value to write (they differ only for cpu.boost under
+	// intel_pstate and -1 for an unlimited cgroup v2 limit).
+	Ladder []string
+	Unit   string
+	Doc    string
 
 	keys []string // bound template keys, in template order
 	fact string   // the concrete fact path it was looked up with
@@ -271,25 +275,19 @@ func ParseChoice(s string) (selected string, words []string, ok bool) {
 // prints PAGE_COUNTER_MAX rounded to pages, just below 2^63).
 const unlimited = int64(1) << 62
 
-// Parse turns a file's content into the knob's normalised value: the
-// selected word of a choice list, white space folded, a CPU mask without
-// leading zeros and commas, a CPU list in canonical form, -1 for "no limit".
+// Parse turns a file's content into the knob's normalised file value
+// (what writing back restores, and what a Change's Value and Current
+// hold): the selected word of a choice list, white space folded, a CPU
+// mask without leading zeros and commas, a CPU list in canonical form, the
+// first field of cpu.max, -1 for a cgroup v1 "no limit".
 func Parse(f Format, raw string) (string, error) {
 	s := strings.Join(strings.Fields(raw), " ")
 	switch f {
-	case Bool:
+	case Bool, NotBool:
 		if s != "0" && s != "1" {
 			return "", fmt.Errorf("not 0 or 1: %q", short(s))
 		}
 		return s, nil
-	case NotBool:
-		switch s {
-		case "0":
-			return "1", nil
-		case "1":
-			return "0", nil
-		}
-		return "", fmt.Errorf("not 0 or 1: %q", short(s))
 	case Int:
 		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
 			return "", fmt.Errorf("not an integer: %q", short(s))
@@ -303,9 +301,17 @@ func Parse(f Format, raw string) (string, error) {
 		}
 		return s, nil
 	case Choice:
-		sel, _, ok := ParseChoice(s)
+		sel, words, ok := ParseChoice(s)
 		if !ok {
+			// One word alone is that word selected: what a file tune wrote
+			// holds in a copied tree (the kernel would bracket it).
+			if len(words) == 1 {
+				return words[0], nil
+			}
 			return "", fmt.Errorf("no [selected] value in %q", short(s))
+		}
+		if strings.ContainsAny(sel, "[]") {
+			return "", fmt.Errorf("malformed choice list %q", short(s))
 		}
 		return sel, nil
 	case CPUMask:
@@ -323,10 +329,10 @@ func Parse(f Format, raw string) (string, error) {
 	case Max:
 		w, _, _ := strings.Cut(s, " ")
 		if w == "max" {
-			return "-1", nil
+			return w, nil
 		}
-		if _, err := strconv.ParseInt(w, 10, 64); err != nil {
-			return "", fmt.Errorf("not \"max\" or an integer: %q", short(s))
+		if n, err := strconv.ParseInt(w, 10, 64); err != nil || n < 0 {
+			return "", fmt.Errorf("not \"max\" or a count: %q", short(s))
 		}
 		return w, nil
 	case Limit:
@@ -344,9 +350,9 @@ func Parse(f Format, raw string) (string, error) {
 	return "", fmt.Errorf("unknown format %q", f)
 }
 
-// Encode turns a value (as Parse returns it, or as a snapshot fact shows
-// it: "true" for a bool, a CPU list for a mask's CPUs is not accepted) into
-// what the file takes.
+// Encode checks a file value and returns what is written to the file
+// (without the newline). It accepts Parse's output, "true"/"false" for a
+// bool and "max" for a cgroup v1 limit.
 func Encode(f Format, v string) (string, error) {
 	s := strings.Join(strings.Fields(v), " ")
 	switch f {
@@ -361,14 +367,7 @@ func Encode(f Format, v string) (string, error) {
 		if b != "0" && b != "1" {
 			return "", fmt.Errorf("%q is not 0, 1, true or false", short(s))
 		}
-		if f == NotBool {
-			b = map[string]string{"0": "1", "1": "0"}[b]
-		}
 		return b, nil
-	case Max:
-		if s == "-1" || s == "max" {
-			return "max", nil
-		}
 	case Limit:
 		if s == "max" {
 			return "-1", nil
@@ -444,14 +443,14 @@ func Lookup(path string) (Knob, bool) {
 		// a map-valued fact: cpu.governors.performance → cpu.governors,
 		// kernel.params.intel_idle.max_cstate → kernel.params
 		for _, e := range catalogue {
-			if e.mapKeyed && strings.HasPrefix(pat, e.Path+".") {
+			if e.noBind && strings.HasPrefix(pat, e.Path+".") {
 				return e.Knob, true
 			}
 		}
 		return Knob{}, false
 	}
 	kn := k.Knob
-	if len(keys) > 0 && !k.mapKeyed {
+	if len(keys) > 0 && !k.noBind {
 		kn = kn.With(keys...)
 		kn.fact = path
 	}
@@ -540,14 +539,10 @@ func ForFile(p string) (Knob, bool) {
 		return sysctlKnob(strings.ReplaceAll(name, "/", ".")), true
 	}
 	for _, e := range catalogue {
-		for _, s := range e.Sources {
+		for i, s := range e.Sources {
 			if keys, ok := matchTemplate(s.File, p); ok {
-				k := e.Knob.With(keys...)
-				// a file of a later source: keep it first so Resolve picks it
-				if s.File != e.Sources[0].File {
-					k.Sources = append([]Source{s}, k.Sources...)
-				}
-				return k, true
+				// a file of a later source comes first, so Resolve picks it
+				return e.Knob.Prefer(i).With(keys...), true
 			}
 		}
 	}
@@ -609,5 +604,66 @@ func (k Knob) Instances(fs hostfs.FS) []Knob {
 			}
 		}
 	}
+	return out
+}
+
+// FromFact turns a value as the snapshot fact shows it (compare's diff
+// values: "true" for cpu.boost, a CPU list, -1 for an unlimited cgroup)
+// into the file value for the file that backs the knob on fs: cpu.boost
+// true is no_turbo 0 where intel_pstate backs it, -1 is "max" in cgroup v2.
+func (k Knob) FromFact(fs hostfs.FS, v string) (string, error) {
+	_, f, err := k.Resolve(fs)
+	if err != nil {
+		return "", err
+	}
+	return fromFact(f, v)
+}
+
+func fromFact(f Format, v string) (string, error) {
+	s := strings.TrimSpace(v)
+	switch f {
+	case NotBool:
+		switch s {
+		case "true", "1":
+			return "0", nil
+		case "false", "0":
+			return "1", nil
+		}
+		return "", fmt.Errorf("%q is not true or false", short(s))
+	case Max:
+		if s == "-1" {
+			return "max", nil
+		}
+	}
+	return Encode(f, s)
+}
+
+// FileValue is FromFact for the knob's first source, without a host to
+// look at: for a caller that chose the source (Prefer) from what it knows
+// of the host, such as a snapshot.
+func (k Knob) FileValue(fact string) (string, error) {
+	if len(k.Sources) == 0 {
+		return "", fmt.Errorf("%s has no file: it is set at boot", k.Path)
+	}
+	return fromFact(k.Sources[0].Format, fact)
+}
+
+// Prefer returns the knob with source i first: the cgroup v1 file on a v1
+// host, intel_pstate's no_turbo for cpu.boost. Out of range leaves k as
+// it is.
+func (k Knob) Prefer(i int) Knob {
+	if i <= 0 || i >= len(k.Sources) {
+		return k
+	}
+	src := append([]Source{k.Sources[i]}, k.Sources[:i]...)
+	k.Sources = append(src, k.Sources[i+1:]...)
+	return k
+}
+
+// HostWideNet lists the net sysctls (and subtrees) that exist only in the
+// initial network namespace, sorted.
+func HostWideNet() []string {
+	out := append([]string(nil), hostWideNet...)
+	sort.Strings(out)
 	return out
 }

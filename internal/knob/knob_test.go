@@ -25,7 +25,7 @@ func TestPathsAreFacts(t *testing.T) {
 			t.Errorf("knob %s is settable but has no file", k.Path)
 		}
 		for _, v := range k.Ladder {
-			if _, err := knob.Encode(k.Sources[0].Format, v); err != nil {
+			if _, err := k.FileValue(v); err != nil {
 				t.Errorf("knob %s: ladder value %q: %v", k.Path, v, err)
 			}
 		}
@@ -59,9 +59,17 @@ func TestReadWriteOnEveryFixtureTree(t *testing.T) {
 					}
 					// Write the value read, then each ladder value: the file
 					// holds exactly what Content says, and reads back as the
-					// normalised value (a choice list is the kernel's to
-					// bracket, so only its content is checked).
-					for _, want := range append([]string{v}, in.Ladder...) {
+					// normalised value.
+					values := []string{v}
+					for _, f := range in.Ladder {
+						fv, err := in.FromFact(fsys, f)
+						if err != nil {
+							t.Errorf("%s %s: ladder value %q: %v", tree, in.Name(), f, err)
+							continue
+						}
+						values = append(values, fv)
+					}
+					for _, want := range values {
 						p, data, err := in.Content(fsys, want)
 						if err != nil {
 							t.Errorf("%s %s: content %q: %v", tree, in.Name(), want, err)
@@ -74,9 +82,6 @@ func TestReadWriteOnEveryFixtureTree(t *testing.T) {
 						got, err := os.ReadFile(fsys.Path(p))
 						if err != nil || string(got) != string(data) {
 							t.Errorf("%s %s: file holds %q after writing %q, want %q (%v)", tree, in.Name(), got, want, data, err)
-						}
-						if in.Sources[0].Format == knob.Choice {
-							continue
 						}
 						if back, err := in.Read(fsys); err != nil || back != in.Normalize(want) {
 							t.Errorf("%s %s: wrote %q, reads back %q (%v), want %q", tree, in.Name(), want, back, err, in.Normalize(want))
@@ -152,9 +157,24 @@ func TestForFile(t *testing.T) {
 		t.Error("/etc/passwd is not a knob")
 	}
 	// no_turbo is the inverse of cpu.boost.
-	k, _ := knob.ForFile("/sys/devices/system/cpu/intel_pstate/no_turbo")
-	if s, err := knob.Encode(k.Sources[0].Format, "true"); err != nil || s != "0" {
+	intel := fixture.Tree(t, "kvm", map[string]string{
+		"/sys/devices/system/cpu/cpufreq/boost":         fixture.Delete,
+		"/sys/devices/system/cpu/intel_pstate/no_turbo": "1\n",
+	})
+	boost := knob.MustLookup("cpu.boost")
+	if s, err := boost.FromFact(intel, "true"); err != nil || s != "0" {
 		t.Errorf("boost true → no_turbo %q %v, want 0", s, err)
+	}
+	if p, _, _ := boost.Resolve(intel); p != "/sys/devices/system/cpu/intel_pstate/no_turbo" {
+		t.Errorf("cpu.boost resolves to %s on an intel_pstate host", p)
+	}
+	cg := knob.MustLookup("cgroup.cpu_quota_us").With("/a")
+	v2 := fixture.Tree(t, "kvm", map[string]string{"/sys/fs/cgroup/a/cpu.max": "max 100000\n"})
+	if s, err := cg.FromFact(v2, "-1"); err != nil || s != "max" {
+		t.Errorf("quota -1 on v2 → %q %v, want max", s, err)
+	}
+	if v, err := cg.Read(v2); err != nil || v != "max" {
+		t.Errorf("cpu.max reads %q %v, want max", v, err)
 	}
 }
 
@@ -171,7 +191,7 @@ func TestParse(t *testing.T) {
 		{knob.CPUMask, "00000000,00000003\n", "3", false},
 		{knob.CPUMask, "0\n", "0", false},
 		{knob.CPUList, "0-1,3\n", "0-1,3", false},
-		{knob.Max, "max 100000\n", "-1", false},
+		{knob.Max, "max 100000\n", "max", false},
 		{knob.Max, "50000 100000\n", "50000", false},
 		{knob.Limit, "9223372036854771712\n", "-1", false},
 		{knob.Limit, "1073741824\n", "1073741824", false},
@@ -185,7 +205,7 @@ func TestParse(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"always [madvise] never", "4096 87380 6291456", "ff,00000001", "0-3,7", "max 100000", "-1", "", "[", "[]"} {
+	for _, s := range []string{"always [madvise] never", "4096 87380 6291456", "ff,00000001", "0-3,7", "max 100000", "-1", "", "[", "[]", "[[x]]", "a [b]] c"} {
 		f.Add(s)
 	}
 	formats := []knob.Format{knob.Int, knob.Ints, knob.Text, knob.Choice, knob.CPUMask, knob.CPUList, knob.Bool, knob.NotBool, knob.Max, knob.Limit}
@@ -196,17 +216,13 @@ func FuzzParse(f *testing.F) {
 				continue
 			}
 			// What parses encodes, and encoding then parsing is stable
-			// (a choice list is encoded as its selected word, which the
-			// kernel brackets; NotBool inverts on the way in).
+			// (a choice list is encoded as its selected word).
 			e, err := knob.Encode(fm, v)
 			if err != nil {
 				if v == "" {
 					continue
 				}
 				t.Fatalf("%s: %q parses to %q, which does not encode: %v", fm, raw, v, err)
-			}
-			if fm == knob.Choice {
-				continue
 			}
 			if back, err := knob.Parse(fm, e); err != nil || back != v {
 				t.Fatalf("%s: %q → %q → %q → %q (%v)", fm, raw, v, e, back, err)

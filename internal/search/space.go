@@ -87,7 +87,17 @@ func (c FromKnobs) Knobs() []Knob {
 }
 
 func fromKnob(fs hostfs.FS, k knob.Knob) (Knob, bool) {
-	sk := Knob{Name: k.Name(), Scope: ScopeHost, Ladder: slices.Clone(k.Ladder), Area: areaOf(k.Path)}
+	sk := Knob{Name: k.Name(), Scope: ScopeHost, Area: areaOf(k.Path)}
+	// Ladders hold fact values (cpu.boost "true"); the journal writes file
+	// values (no_turbo "0" where intel_pstate backs it).
+	for _, v := range k.Ladder {
+		if fv, err := k.FromFact(fs, v); err == nil && !slices.Contains(sk.Ladder, fv) {
+			sk.Ladder = append(sk.Ladder, fv)
+		}
+	}
+	if len(sk.Ladder) == 0 {
+		return sk, false
+	}
 	if k.Scope == knob.NetNS && !k.NetNSReadOnly {
 		sk.Scope = ScopeNetNS
 	}
