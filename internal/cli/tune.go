@@ -34,7 +34,7 @@ instructions, never applied.`,
   perflab tune apply web --container web1 --yes   # the container's namespaced sysctls and cgroup only
   perflab tune revert --container web1`,
 	}
-	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e))
+	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e), newTuneSearchCmd(e))
 	return cmd
 }
 

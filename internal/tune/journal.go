@@ -85,6 +85,11 @@ func (h Host) dir() string {
 	if h.Dir != "" {
 		return h.Dir
 	}
+	// A journal kept elsewhere (a test's, or a second one beside a
+	// host's own): every tune command honours it.
+	if d := os.Getenv("PERFLAB_TUNE_DIR"); d != "" {
+		return d
+	}
 	return h.FS.Path(journalDir)
 }
 
