@@ -1,0 +1,77 @@
+package report
+
+import (
+	"io"
+
+	"github.com/perflab/perflab/internal/bisect"
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/fleet"
+	"github.com/perflab/perflab/internal/fleetrun"
+)
+
+// rendererOf is the one table from a result's type to its writers. A
+// result type that is not here has no renderer (Write answers a
+// FormatError); adding an output means adding its case here and its
+// golden files.
+func rendererOf(result any, o Options) renderer {
+	st := o.Style
+	switch r := result.(type) {
+	case *compare.Comparison:
+		return renderer{"a comparison", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return Text(w, r, st) },
+			FormatMD:   func(w io.Writer) error { return Markdown(w, r) },
+			FormatJSON: func(w io.Writer) error { return JSON(w, r) },
+			FormatHTML: func(w io.Writer) error { return HTML(w, r) },
+		}}
+	case *CheckDoc:
+		return renderer{"a check", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return CheckText(w, r, st) },
+			FormatMD:   func(w io.Writer) error { return CheckMarkdown(w, r) },
+			FormatJSON: func(w io.Writer) error { return CheckJSON(w, r) },
+			FormatHTML: func(w io.Writer) error { return CheckHTML(w, r) },
+		}}
+	case *bisect.Result:
+		return renderer{"a bisection", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return bisectText(w, r, st) },
+			FormatMD:   func(w io.Writer) error { return bisectMD(w, r) },
+			FormatJSON: jsonOf(bisectJSON(r)),
+			FormatHTML: func(w io.Writer) error { return bisectHTML(w, r) },
+		}}
+	case bisect.Plan:
+		return renderer{"a bisection plan", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return bisectPlanText(w, r) },
+			FormatJSON: jsonOf(bisectPlanDoc(r)),
+		}}
+	case *History:
+		return renderer{"a history", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return historyText(w, r.Method, r.Series) },
+			FormatMD:   func(w io.Writer) error { return historyMarkdown(w, r.Method, r.Series) },
+			FormatJSON: func(w io.Writer) error { return historyJSON(w, r.Method, r.Series) },
+		}}
+	case *fleet.Report:
+		return renderer{"a fleet report", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return fleetText(w, r) },
+			FormatMD:   func(w io.Writer) error { return fleetMarkdown(w, r) },
+			FormatJSON: jsonOf(r),
+			FormatHTML: func(w io.Writer) error { return fleetHTML(w, r) },
+		}}
+	case *fleetrun.Report:
+		return renderer{"a fleet run", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return fleetRunText(w, r) },
+			FormatJSON: jsonOf(r),
+		}}
+	case *Retrans:
+		return renderer{"a retransmission trace", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return retransText(w, r.RetransReport, false, r.Events) },
+			FormatMD:   func(w io.Writer) error { return retransText(w, r.RetransReport, true, r.Events) },
+			FormatJSON: jsonOf(r.RetransReport),
+		}}
+	case *Cache:
+		return renderer{"a page-cache trace", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return cacheText(w, r.CacheReport, false, r.Streamed) },
+			FormatMD:   func(w io.Writer) error { return cacheText(w, r.CacheReport, true, false) },
+			FormatJSON: jsonOf(r.CacheReport),
+		}}
+	}
+	return renderer{}
+}
