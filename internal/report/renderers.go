@@ -3,8 +3,10 @@ package report
 import (
 	"io"
 
+	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/bisect"
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/deps"
 	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/fleetrun"
 )
@@ -72,6 +74,56 @@ func rendererOf(result any, o Options) renderer {
 			FormatMD:   func(w io.Writer) error { return cacheText(w, r.CacheReport, true, false) },
 			FormatJSON: jsonOf(r.CacheReport),
 		}}
+	case IRQViews:
+		return renderer{"the NICs' IRQs", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { irqText(w, r, st) }),
+			FormatJSON: jsonOf(r),
+		}}
+	case Rules:
+		return renderer{"the rule catalogue", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { RuleTable(w, r, st) }),
+			FormatJSON: func(w io.Writer) error {
+				docs := make([]audit.RuleDoc, len(r))
+				for i, x := range r {
+					docs[i] = x.Doc()
+				}
+				return writeIndented(w, docs)
+			},
+		}}
+	case *audit.Rule:
+		return renderer{"a rule", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { Rule(w, r, st) }),
+			FormatJSON: jsonOf(r.Doc()),
+		}}
+	case WorkloadList:
+		return renderer{"the workloads", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { Workloads(w, st) }),
+			FormatJSON: func(w io.Writer) error {
+				docs, err := audit.WorkloadDocs()
+				if err != nil {
+					return err
+				}
+				return writeIndented(w, docs)
+			},
+		}}
+	case *DepsStatus:
+		return renderer{"the tools' status", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { Deps(w, r.Status, r.Suite, st) }),
+			FormatJSON: jsonOf(r.Status),
+		}}
 	}
 	return renderer{}
+}
+
+// Rules is the rule catalogue as 'perflab rules' lists it.
+type Rules []*audit.Rule
+
+// WorkloadList is 'perflab rules --workloads': the built-in workloads.
+type WorkloadList struct{}
+
+// DepsStatus is 'perflab deps': the tools of Suite and whether each is
+// installed.
+type DepsStatus struct {
+	Status deps.Status
+	Suite  string
 }
