@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/perflab/perflab/internal/audit"
@@ -9,6 +10,10 @@ import (
 	"github.com/perflab/perflab/internal/deps"
 	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/fleetrun"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/termfmt"
+	"github.com/perflab/perflab/internal/tune"
 )
 
 // rendererOf is the one table from a result's type to its writers. A
@@ -111,8 +116,86 @@ func rendererOf(result any, o Options) renderer {
 			FormatText: textOf(func(w io.Writer) { Deps(w, r.Status, r.Suite, st) }),
 			FormatJSON: jsonOf(r.Status),
 		}}
+	case tune.Plan:
+		return renderer{"a tuning plan", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { TunePlan(w, r, st) }),
+			FormatJSON: jsonOf(r),
+		}}
+	case TuneDrift:
+		return renderer{"a tuning verification", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { TuneVerify(w, r, st) }),
+			FormatJSON: func(w io.Writer) error {
+				if r == nil {
+					r = TuneDrift{}
+				}
+				return writeIndented(w, []tune.Drift(r))
+			},
+		}}
+	case *tune.Journal:
+		return renderer{"the tuning journal", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { TuneStatus(w, r) }),
+			FormatJSON: jsonOf(r),
+		}}
+	case *Push:
+		return renderer{"a push", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "pushed %d runs from %s to %s (%d already there)\n", r.Added, r.From, r.To, r.Present)
+				return err
+			},
+			FormatJSON: jsonOf(r),
+		}}
+	case LabelList:
+		return renderer{"the labels", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return Labels(w, r) },
+			FormatJSON: func(w io.Writer) error {
+				if r == nil {
+					r = LabelList{}
+				}
+				return writeIndented(w, []store.LabelCount(r))
+			},
+		}}
+	case RunList:
+		return renderer{"a run list", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return RunsList(w, r) },
+			FormatJSON: func(w io.Writer) error {
+				ls := make([]run.Listing, 0, len(r))
+				for _, x := range r {
+					ls = append(ls, x.Listing())
+				}
+				return writeIndented(w, ls)
+			},
+		}}
+	case *RunView:
+		return renderer{"a run", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { RunShow(w, r.Run, st, r.Series, r.Samples) }),
+			FormatMD:   func(w io.Writer) error { return Bench(w, []*run.Run{r.Run}, FormatMD, termfmt.Style{}) },
+			FormatJSON: jsonOf(r.Run),
+		}}
 	}
 	return renderer{}
+}
+
+// LabelList is 'runs labels': each label in use with its number of runs.
+type LabelList []store.LabelCount
+
+// RunList is 'runs list'.
+type RunList []*run.Run
+
+// RunView is 'runs show': one run, with its whole monitor series
+// (Series) and every sample (Samples) in text.
+type RunView struct {
+	Run             *run.Run
+	Series, Samples bool
+}
+
+// TuneDrift is 'tune verify': each journaled knob, still as applied or not.
+type TuneDrift []tune.Drift
+
+// Push is 'runs push': how many runs went from one store to another.
+type Push struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	store.PushResult
 }
 
 // Rules is the rule catalogue as 'perflab rules' lists it.
