@@ -68,7 +68,7 @@ func FromInventory(hosts []inventory.Host) []Host {
 		switch {
 		case h.Connection != "" && h.Connection != "ssh" && h.Connection != "local":
 			fh.Refuse = "ansible_connection=" + h.Connection + ": perflab reaches hosts over SSH or runs locally (ansible_connection=ssh or local)"
-		case h.Become && h.Connection == "ssh" && h.User != "root":
+		case h.Become && !fh.Local && h.User != "root":
 			fh.Refuse = "ansible_become is set: perflab does not escalate privileges; connect as root (ansible_user=root) or unset ansible_become for this host"
 		}
 		out = append(out, fh)
