@@ -150,10 +150,10 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 			d.HostDrift = adj < stats.GrossFactor && adj > 1/stats.GrossFactor
 			continue
 		}
-		if !d.lvl.HasInterval() {
+		if !d.eff.HasInterval() {
 			continue
 		}
-		lo, hi := speed(d.lvl.Lo), speed(d.lvl.Hi)
+		lo, hi := speed(d.eff.Lo), speed(d.eff.Hi)
 		lo, hi = min(lo, hi), max(lo, hi)
 		adj := stats.RunLevel{Ka: 1, Kb: 1, DF: 1, Ratio: 1, Lo: lo / ref, Hi: hi / ref}
 		if adj.Direction(stats.MinEffect*opt.Margin) == 0 {

@@ -79,6 +79,11 @@ type RunLevel struct {
 	base float64 // side a's mean, on the model's scale
 }
 
+// BaseMean is side a's mean on the model's scale (log for ratios, the
+// values themselves when Linear): the level a linear minimum effect is
+// relative to.
+func (r RunLevel) BaseMean() float64 { return r.base }
+
 // HasInterval reports whether the comparison had a drift estimate.
 func (r RunLevel) HasInterval() bool {
 	if r.Linear {

@@ -31,6 +31,7 @@ const (
 type Entry struct {
 	Txn    int          `json:"txn"`
 	Rule   string       `json:"rule,omitempty"`
+	Knob   string       `json:"knob,omitempty"` // the catalogue knob (internal/knob) the change writes
 	Change audit.Change `json:"change"`
 	Old    string       `json:"old"` // read from the host just before writing
 	New    string       `json:"new"`

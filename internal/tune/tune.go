@@ -147,7 +147,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if err != nil {
 			return nil, rollback(fmt.Errorf("read %s: %v", c.Target, err))
 		}
-		if old == normalize(c.Value) {
+		if old == normalize(c, c.Value) {
 			continue
 		}
 		// A knob perflab already changed keeps its original value: revert
@@ -157,7 +157,8 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if orig, ok := j.original(c, ns); ok {
 			old = orig
 		}
-		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Change: c, Old: old, New: normalize(c.Value), State: Pending, NS: ns})
+		k, _ := knobOf(c)
+		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Knob: k.Path, Change: c, Old: old, New: normalize(c, c.Value), State: Pending, NS: ns})
 		if err := j.save(h); err != nil {
 			return nil, rollback(fmt.Errorf("journal: %v", err))
 		}
