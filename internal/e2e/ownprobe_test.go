@@ -144,7 +144,7 @@ func TestOwnProbeBisectExec(t *testing.T) {
 	nsSysctl(t, ns, "net.ipv4.tcp_rmem", "4096 4096 4096")
 	nsSysctl(t, ns, "net.ipv4.tcp_fin_timeout", "30")
 	out, errs, code := runPerflab(t, ns, "bisect", "--good", good, "exec:curl -s -o /dev/null "+base+"/big.bin",
-		"--metric", "wall_time", "--budget", "3s", "--format", "json", "--yes")
+		"--metric", "wall_time", "--budget", "3s", "--blocks", "4", "--format", "json", "--yes")
 	if code != 0 {
 		t.Fatalf("bisect exit %d: %s\n%s", code, errs, out)
 	}
