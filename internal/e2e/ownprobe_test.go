@@ -75,6 +75,7 @@ http { access_log off; client_body_temp_path %[1]s/cb; proxy_temp_path %[1]s/p; 
 func TestOwnProbeTuneApplyMeasureHTTP(t *testing.T) {
 	testenv.Short(t)
 	testenv.RequireTool(t, "curl")
+	t.Setenv("PERFLAB_TUNE_DIR", t.TempDir()) // a journal of its own, not the host's
 	ns := ownNetns(t)
 	base := nsNginx(t, ns)
 	knobs := []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_fin_timeout", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fastopen"}
@@ -137,6 +138,7 @@ func TestOwnProbeTuneApplyMeasureHTTP(t *testing.T) {
 func TestOwnProbeBisectExec(t *testing.T) {
 	testenv.Short(t)
 	testenv.RequireTool(t, "curl")
+	t.Setenv("PERFLAB_TUNE_DIR", t.TempDir()) // a journal of its own, not the host's
 	ns := ownNetns(t)
 	base := nsNginx(t, ns)
 	nsSysctl(t, ns, "net.ipv4.tcp_rmem", "4096 131072 6291456")
