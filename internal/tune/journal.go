@@ -105,18 +105,21 @@ const maxJournal = 64 << 20
 func (h Host) openDir(create bool) (*os.File, error) {
 	var d *os.File
 	var err error
-	if h.Dir != "" {
+	// An explicit directory (Host.Dir, else PERFLAB_TUNE_DIR) is opened
+	// as given, as dir() names it; only the default is under the root.
+	own := h.dir()
+	if h.Dir != "" || os.Getenv("PERFLAB_TUNE_DIR") != "" {
 		if create {
-			if err := os.MkdirAll(h.Dir, 0o700); err != nil {
-				return nil, fmt.Errorf("cannot create %s: %w (run as root)", h.Dir, err)
+			if err := os.MkdirAll(own, 0o700); err != nil {
+				return nil, fmt.Errorf("cannot create %s: %w (run as root)", own, err)
 			}
 		}
 		var fd int
-		fd, err = unix.Open(h.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(own, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
-			d = os.NewFile(uintptr(fd), h.Dir)
+			d = os.NewFile(uintptr(fd), own)
 		} else {
-			err = &fs.PathError{Op: "open", Path: h.Dir, Err: err}
+			err = &fs.PathError{Op: "open", Path: own, Err: err}
 		}
 	} else {
 		if create {
