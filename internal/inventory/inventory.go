@@ -72,19 +72,19 @@ type Inventory struct {
 
 // Host is one resolved host.
 type Host struct {
-	Name    string            `json:"name"`               // the inventory name, used to attribute results
-	Address string            `json:"address"`            // ansible_host, or Name
-	User    string            `json:"user,omitempty"`     // ansible_user; "" for the SSH client's default
-	Port    int               `json:"port"`               // ansible_port, or 22
-	KeyFile string            `json:"key_file,omitempty"` // ansible_ssh_private_key_file
+	Name    string `json:"name"`               // the inventory name, used to attribute results
+	Address string `json:"address"`            // ansible_host, or Name
+	User    string `json:"user,omitempty"`     // ansible_user; "" for the SSH client's default
+	Port    int    `json:"port"`               // ansible_port, or 22
+	KeyFile string `json:"key_file,omitempty"` // ansible_ssh_private_key_file
 	// Connection is ansible_connection: "ssh" (also for Ansible's smart and
 	// paramiko), "local" (run on this machine, in-process, no SSH), or
 	// another plugin's name, which perflab cannot use and says so.
 	Connection string `json:"connection"`
 	// Become is ansible_become: the host expects privilege escalation.
-	Become bool `json:"become,omitempty"`
-	Groups  []string          `json:"groups"`             // every group the host is in, sorted, without all
-	Vars    map[string]string `json:"-"`                  // all its variables after precedence
+	Become bool              `json:"become,omitempty"`
+	Groups []string          `json:"groups"` // every group the host is in, sorted, without all
+	Vars   map[string]string `json:"-"`      // all its variables after precedence
 }
 
 // Load reads an INI or YAML inventory and the group_vars and host_vars

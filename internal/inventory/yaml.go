@@ -250,7 +250,6 @@ func rangeItems(lo, hi string, stride int) ([]string, error) {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-
 var iniSection = regexp.MustCompile(`^\[([^:\]\s]+)(?::(\w+))?\]`)
 
 // checkINIRanges refuses host ranges aini would expand without bound (or
