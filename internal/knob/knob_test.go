@@ -233,3 +233,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Lookup and ForFile parse paths a user or a snapshot diff gives: they
+// never panic, and a bound file knob found by its fact path is found
+// again by its file.
+func FuzzLookup(f *testing.F) {
+	for _, s := range []string{"block[sda].read_ahead_kib", "net.interfaces[eth0].rx_queues[rx-0].rps_cpus", "sysctl.net.core.somaxconn",
+		"cpu.governors.performance", "irqs[24].affinity", "cgroup.cpu_quota_us", "block[a/b].scheduler", "[", "]", "block[]].x", "sysctl."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		k, ok := knob.Lookup(p)
+		if !ok || k.Method != knob.File || !k.Bound() {
+			return
+		}
+		file := k.Files()[0]
+		back, ok := knob.ForFile(file)
+		if strings.ContainsAny(strings.Join(k.Files(), ""), "\x00") || strings.Contains(file, "/../") {
+			return
+		}
+		if ok && back.Path != k.Path {
+			t.Fatalf("%q → %s → %s", p, file, back.Path)
+		}
+	})
+}
