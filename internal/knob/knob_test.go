@@ -36,6 +36,23 @@ func TestPathsAreFacts(t *testing.T) {
 // through hostfs and parses, and a settable one writes (into a private
 // copy) exactly what its format says and reads back what was written.
 func TestReadWriteOnEveryFixtureTree(t *testing.T) {
+	covered := map[string]int{}
+	defer func() {
+		var none []string
+		for _, k := range knob.All() {
+			if covered[k.Path] == 0 && k.Settable() {
+				none = append(none, k.Path)
+			}
+		}
+		t.Logf("knobs no fixture tree has: %v", none)
+		for _, want := range []string{"memory.thp.enabled", "memory.thp.defrag", "cpu.governors", "block[*].read_ahead_kib",
+			"sysctl.net.core.somaxconn", "sysctl.net.ipv4.tcp_rmem", "net.interfaces[*].rx_queues[*].rps_cpus",
+			"net.interfaces[*].tx_queues[*].xps_cpus", "irqs[*].affinity", "cgroup.cpu_quota_us"} {
+			if covered[want] == 0 {
+				t.Errorf("no fixture tree has a %s to read and write", want)
+			}
+		}
+	}()
 	for _, tree := range fixture.Names() {
 		t.Run(tree, func(t *testing.T) {
 			fsys := fixture.Tree(t, tree, nil)
@@ -54,6 +71,7 @@ func TestReadWriteOnEveryFixtureTree(t *testing.T) {
 						continue
 					}
 					read++
+					covered[k.Path]++
 					if !in.Settable() {
 						continue
 					}
