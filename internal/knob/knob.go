@@ -96,6 +96,10 @@ type Knob struct {
 	Ladder []string
 	Unit   string
 	Doc    string
+	// Risk says why an automatic write may harm the host beyond the
+	// measurement ("" when a write is only a performance change): a
+	// search or bisect leaves such a knob to a person.
+	Risk string
 
 	keys []string // bound template keys, in template order
 	fact string   // the concrete fact path it was looked up with
