@@ -171,6 +171,10 @@ func TestForFile(t *testing.T) {
 			t.Errorf("ForFile(%s) resolves to %s", p, k.Files()[0])
 		}
 	}
+	vlan := "/proc/sys/net/ipv4/conf/eth0.100/rp_filter"
+	if k, ok := knob.ForFile(vlan); !ok || k.Name() != "net.ipv4.conf.eth0/100.rp_filter" || k.Files()[0] != vlan {
+		t.Errorf("ForFile(%s) = %s → %v", vlan, k.Name(), k.Files())
+	}
 	if _, ok := knob.ForFile("/etc/passwd"); ok {
 		t.Error("/etc/passwd is not a knob")
 	}
