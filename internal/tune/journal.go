@@ -14,6 +14,7 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 	"golang.org/x/sys/unix"
 )
 
@@ -242,8 +243,9 @@ func ValidTarget(c audit.Change) error {
 		}
 	case audit.KindFile:
 		p := c.Target
-		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/")) || strings.ContainsRune(p, 0) {
-			return fmt.Errorf("targets %q, outside /proc/sys and /sys", p)
+		_, known := knob.ForFile(p) // a catalogue file such as /proc/irq/N/smp_affinity_list
+		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || known) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("targets %q, outside /proc/sys, /sys and the knob catalogue", p)
 		}
 	case audit.KindChannels:
 		if c.Target == "" || len(c.Target) > 15 || strings.ContainsAny(c.Target, "/ \x00:") || c.Target == "." || c.Target == ".." {
