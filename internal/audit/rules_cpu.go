@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,8 +57,9 @@ func checkSMT(ctx *Context) Result {
 	fix := Change{Kind: KindBoot, Target: "nosmt"}
 	withText := func(res Result) Result {
 		if ctl != "" { // kernels before 4.19 have no runtime switch
-			res.Fix = "echo off > /sys/devices/system/cpu/smt/control   # now; and to keep it: " + FixCommands([]Change{fix})
-			res.Revert = "echo on > /sys/devices/system/cpu/smt/control; " + RevertCommands([]Change{fix})
+			ctlFile := knob.MustLookup("cpu.smt.control").Name()
+			res.Fix = "echo off > " + ctlFile + "   # now; and to keep it: " + FixCommands([]Change{fix})
+			res.Revert = "echo on > " + ctlFile + "; " + RevertCommands([]Change{fix})
 		}
 		return res
 	}

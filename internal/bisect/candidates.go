@@ -94,6 +94,8 @@ func classify(d compare.Diff, good, bad *snapshot.Snapshot) (*Candidate, *Untest
 			return un("a boot parameter", fmt.Sprintf("reboot this host with the good host's kernel command line (%s: %s instead of %s) and measure again", p, d.Before, d.After))
 		case !k.Settable():
 			return un("perflab does not write this setting", "set "+p+" to "+d.Before+" by hand and measure again")
+		case k.Risk != "":
+			return un("flipping it automatically is unsafe: "+k.Risk, "set "+p+" to "+d.Before+" by hand if that is safe here, and measure again")
 		case d.Before == absent:
 			return un("the good host has no such setting", "a kernel or module that has "+k.Name())
 		case k.Path == "cpu.governors" || k.Path == "cpu.epp":

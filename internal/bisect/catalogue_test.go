@@ -3,6 +3,7 @@ package bisect
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/fixture"
@@ -108,6 +109,31 @@ func TestCandidatesComeFromTheCatalogue(t *testing.T) {
 		"net.interfaces[*].rx_queues[*].rps_cpus", "net.interfaces[*].tx_queues[*].xps_cpus"} {
 		if !seen[want] {
 			t.Errorf("no fixture tree gave a %s candidate", want)
+		}
+	}
+}
+
+// A knob the catalogue marks risky (an MTU, a memory limit) is never a
+// candidate: bisect lists it as untestable with the catalogue's reason.
+func TestRiskyKnobsAreLeftToAPerson(t *testing.T) {
+	bad := &snapshot.Snapshot{Net: snapshot.Net{Interfaces: []snapshot.NIC{{Name: "eth0", MTU: 1500}}},
+		Cgroup: snapshot.Cgroup{Version: 2, Path: "/a", MemoryMaxBytes: 1 << 30}}
+	good := &snapshot.Snapshot{Net: snapshot.Net{Interfaces: []snapshot.NIC{{Name: "eth0", MTU: 9000}}},
+		Cgroup: snapshot.Cgroup{Version: 2, Path: "/a", MemoryMaxBytes: 1 << 28}}
+	cands, un := Candidates(good, bad)
+	for _, c := range cands {
+		t.Errorf("candidate %s: a risky knob must not be flipped", c.Path)
+	}
+	found := map[string]bool{}
+	for _, u := range un {
+		found[u.Path] = true
+		if k, ok := knob.Lookup(u.Path); ok && k.Risk != "" && !strings.Contains(u.Why, k.Risk) {
+			t.Errorf("%s: why %q does not give the catalogue's risk", u.Path, u.Why)
+		}
+	}
+	for _, p := range []string{"net.interfaces[eth0].mtu", "cgroup.memory_max_bytes"} {
+		if !found[p] {
+			t.Errorf("%s is not listed as untestable: %+v", p, un)
 		}
 	}
 }

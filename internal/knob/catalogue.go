@@ -21,6 +21,11 @@ func file(path, tmpl string, f Format, scope Scope, values, ladder []string, doc
 
 func l(v ...string) []string { return v }
 
+func withRisk(e entry, risk string) entry {
+	e.Risk = risk
+	return e
+}
+
 // hostWideNet are net sysctls (and subtrees) that exist only in the
 // initial network namespace on Linux 6.18 (checked with a fresh `ip netns
 // add`): writing them from anywhere changes the whole host.
@@ -137,18 +142,21 @@ var catalogue = []entry{
 	{Knob: Knob{Path: "cpu.cstates[*].disabled_on", Sources: []Source{{"/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/disable", Bool}}, Method: File, Scope: Host,
 		Ladder: l("0", "1"), Doc: "idle state disabled on a CPU (keys: CPU, state index)"}, noBind: true},
 	{Knob: Knob{Path: "cpu.numa[*].hugepages_total", Sources: []Source{{"/sys/devices/system/node/node{node}/hugepages/hugepages-{size}kB/nr_hugepages", Int}}, Method: File, Scope: Host,
-		Doc: "persistent huge pages of a NUMA node (keys: node, page size in kB)"}},
+		Doc:  "persistent huge pages of a NUMA node (keys: node, page size in kB)",
+		Risk: "reserving huge pages takes that memory from everything else on the host"}},
 	file("cpu.smt.control", "/sys/devices/system/cpu/smt/control", Text, Host, l("on", "off", "forceoff", "notsupported", "notimplemented"), nil, "SMT siblings online"),
 
 	// Block devices: host-wide, per device.
 	file("block[*].scheduler", "/sys/block/{dev}/queue/scheduler", Choice, Host, schedulers, l("mq-deadline", "none"), "I/O scheduler"),
 	file("block[*].read_ahead_kib", "/sys/block/{dev}/queue/read_ahead_kb", Int, Host, nil, l("128", "512", "4096"), "read-ahead (KiB)"),
 	file("block[*].nr_requests", "/sys/block/{dev}/queue/nr_requests", Int, Host, nil, l("64", "256", "1024"), "requests queued per hardware queue"),
-	file("block[*].write_cache", "/sys/block/{dev}/queue/write_cache", Text, Host, l("write back", "write through"), nil, "whether the kernel flushes the device's volatile cache"),
+	withRisk(file("block[*].write_cache", "/sys/block/{dev}/queue/write_cache", Text, Host, l("write back", "write through"), nil, "whether the kernel flushes the device's volatile cache"),
+		"\"write through\" on a device with a volatile cache stops the kernel flushing it: data written before a power loss can be lost"),
 
 	// NICs: a device lives in one network namespace and its sysfs files
 	// are seen (and written) there.
-	file("net.interfaces[*].mtu", "/sys/class/net/{nic}/mtu", Int, NetNS, nil, nil, "MTU (bytes)"),
+	withRisk(file("net.interfaces[*].mtu", "/sys/class/net/{nic}/mtu", Int, NetNS, nil, nil, "MTU (bytes)"),
+		"an MTU the network path does not carry cuts connections, the one perflab runs over included"),
 	file("net.interfaces[*].rx_queues[*].rps_cpus", "/sys/class/net/{nic}/queues/{queue}/rps_cpus", CPUMask, NetNS, nil, nil, "CPUs that process packets of this receive queue (RPS)"),
 	file("net.interfaces[*].rx_queues[*].rps_flow_cnt", "/sys/class/net/{nic}/queues/{queue}/rps_flow_cnt", Int, NetNS, nil, l("0", "4096", "32768"), "RFS flow table entries of this queue"),
 	file("net.interfaces[*].tx_queues[*].xps_cpus", "/sys/class/net/{nic}/queues/{queue}/xps_cpus", CPUMask, NetNS, nil, nil, "CPUs that transmit on this queue (XPS)"),
@@ -162,9 +170,11 @@ var catalogue = []entry{
 	{Knob: Knob{Path: "cgroup.cpus", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpuset.cpus", CPUList}, {"/sys/fs/cgroup/cpuset{cgroup}/cpuset.cpus", CPUList}},
 		Method: File, Scope: Cgroup, Doc: "CPUs the cgroup may run on"}},
 	{Knob: Knob{Path: "cgroup.mems", Sources: []Source{{"/sys/fs/cgroup{cgroup}/cpuset.mems", CPUList}, {"/sys/fs/cgroup/cpuset{cgroup}/cpuset.mems", CPUList}},
-		Method: File, Scope: Cgroup, Doc: "NUMA nodes the cgroup may allocate on"}},
+		Method: File, Scope: Cgroup, Doc: "NUMA nodes the cgroup may allocate on",
+		Risk: "memory of its processes may have to migrate, or allocation fail, when nodes are taken away"}},
 	{Knob: Knob{Path: "cgroup.memory_max_bytes", Sources: []Source{{"/sys/fs/cgroup{cgroup}/memory.max", Max}, {"/sys/fs/cgroup/memory{cgroup}/memory.limit_in_bytes", Limit}},
-		Method: File, Scope: Cgroup, Unit: "bytes", Doc: "memory limit (-1: none)"}},
+		Method: File, Scope: Cgroup, Unit: "bytes", Doc: "memory limit (-1: none)",
+		Risk: "a limit below the cgroup's use makes the kernel reclaim or OOM-kill its processes"}},
 
 	// Set at boot: an instruction, never written.
 	{Knob: Knob{Path: "kernel.params", Method: Boot, Scope: Reboot, Doc: "kernel command-line parameters (mitigations=, nosmt, preempt=, …)"}, noBind: true},

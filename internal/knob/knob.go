@@ -96,6 +96,10 @@ type Knob struct {
 	Ladder []string
 	Unit   string
 	Doc    string
+	// Risk says why an automatic write may harm the host beyond the
+	// measurement ("" when a write is only a performance change): a
+	// search or bisect leaves such a knob to a person.
+	Risk string
 
 	keys []string // bound template keys, in template order
 	fact string   // the concrete fact path it was looked up with
@@ -536,7 +540,13 @@ func sysctlKnob(name string) Knob {
 // a file. ok is false for a file the catalogue does not know.
 func ForFile(p string) (Knob, bool) {
 	if name, ok := strings.CutPrefix(p, "/proc/sys/"); ok {
-		return sysctlKnob(strings.ReplaceAll(name, "/", ".")), true
+		// As sysctl(8) names them: a dot inside a path element (a VLAN
+		// interface "eth0.100") becomes "/".
+		segs := strings.Split(name, "/")
+		for i, seg := range segs {
+			segs[i] = strings.ReplaceAll(seg, ".", "/")
+		}
+		return sysctlKnob(strings.Join(segs, ".")), true
 	}
 	for _, e := range catalogue {
 		for i, s := range e.Sources {

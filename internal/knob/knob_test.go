@@ -36,6 +36,23 @@ func TestPathsAreFacts(t *testing.T) {
 // through hostfs and parses, and a settable one writes (into a private
 // copy) exactly what its format says and reads back what was written.
 func TestReadWriteOnEveryFixtureTree(t *testing.T) {
+	covered := map[string]int{}
+	defer func() {
+		var none []string
+		for _, k := range knob.All() {
+			if covered[k.Path] == 0 && k.Settable() {
+				none = append(none, k.Path)
+			}
+		}
+		t.Logf("knobs no fixture tree has: %v", none)
+		for _, want := range []string{"memory.thp.enabled", "memory.thp.defrag", "cpu.governors", "block[*].read_ahead_kib",
+			"sysctl.net.core.somaxconn", "sysctl.net.ipv4.tcp_rmem", "net.interfaces[*].rx_queues[*].rps_cpus",
+			"net.interfaces[*].tx_queues[*].xps_cpus", "irqs[*].affinity", "cgroup.cpu_quota_us"} {
+			if covered[want] == 0 {
+				t.Errorf("no fixture tree has a %s to read and write", want)
+			}
+		}
+	}()
 	for _, tree := range fixture.Names() {
 		t.Run(tree, func(t *testing.T) {
 			fsys := fixture.Tree(t, tree, nil)
@@ -54,6 +71,7 @@ func TestReadWriteOnEveryFixtureTree(t *testing.T) {
 						continue
 					}
 					read++
+					covered[k.Path]++
 					if !in.Settable() {
 						continue
 					}
@@ -153,6 +171,10 @@ func TestForFile(t *testing.T) {
 			t.Errorf("ForFile(%s) resolves to %s", p, k.Files()[0])
 		}
 	}
+	vlan := "/proc/sys/net/ipv4/conf/eth0.100/rp_filter"
+	if k, ok := knob.ForFile(vlan); !ok || k.Name() != "net.ipv4.conf.eth0/100.rp_filter" || k.Files()[0] != vlan {
+		t.Errorf("ForFile(%s) = %s → %v", vlan, k.Name(), k.Files())
+	}
 	if _, ok := knob.ForFile("/etc/passwd"); ok {
 		t.Error("/etc/passwd is not a knob")
 	}
@@ -230,6 +252,30 @@ func FuzzParse(f *testing.F) {
 			if strings.ContainsAny(e, "\n") {
 				t.Fatalf("%s: encoded value %q has a newline", fm, e)
 			}
+		}
+	})
+}
+
+// Lookup and ForFile parse paths a user or a snapshot diff gives: they
+// never panic, and a bound file knob found by its fact path is found
+// again by its file.
+func FuzzLookup(f *testing.F) {
+	for _, s := range []string{"block[sda].read_ahead_kib", "net.interfaces[eth0].rx_queues[rx-0].rps_cpus", "sysctl.net.core.somaxconn",
+		"cpu.governors.performance", "irqs[24].affinity", "cgroup.cpu_quota_us", "block[a/b].scheduler", "[", "]", "block[]].x", "sysctl."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		k, ok := knob.Lookup(p)
+		if !ok || k.Method != knob.File || !k.Bound() {
+			return
+		}
+		file := k.Files()[0]
+		back, ok := knob.ForFile(file)
+		if strings.ContainsAny(strings.Join(k.Files(), ""), "\x00") || strings.Contains(file, "/../") {
+			return
+		}
+		if ok && back.Path != k.Path {
+			t.Fatalf("%q → %s → %s", p, file, back.Path)
 		}
 	})
 }

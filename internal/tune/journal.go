@@ -105,21 +105,18 @@ const maxJournal = 64 << 20
 func (h Host) openDir(create bool) (*os.File, error) {
 	var d *os.File
 	var err error
-	// An explicit directory (Host.Dir, else PERFLAB_TUNE_DIR) is opened
-	// as given, as dir() names it; only the default is under the root.
-	own := h.dir()
-	if h.Dir != "" || os.Getenv("PERFLAB_TUNE_DIR") != "" {
+	if h.Dir != "" {
 		if create {
-			if err := os.MkdirAll(own, 0o700); err != nil {
-				return nil, fmt.Errorf("cannot create %s: %w (run as root)", own, err)
+			if err := os.MkdirAll(h.Dir, 0o700); err != nil {
+				return nil, fmt.Errorf("cannot create %s: %w (run as root)", h.Dir, err)
 			}
 		}
 		var fd int
-		fd, err = unix.Open(own, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(h.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
-			d = os.NewFile(uintptr(fd), own)
+			d = os.NewFile(uintptr(fd), h.Dir)
 		} else {
-			err = &fs.PathError{Op: "open", Path: own, Err: err}
+			err = &fs.PathError{Op: "open", Path: h.Dir, Err: err}
 		}
 	} else {
 		if create {
@@ -237,8 +234,7 @@ func (j *Journal) validate(name string) error {
 
 // ValidTarget reports whether a change names a knob tune may write: a
 // sysctl name, a file under /proc/sys or /sys written as a clean absolute
-// path, another /proc file only where the knob catalogue has a knob for it
-// (an IRQ's smp_affinity_list), or a network interface name.
+// path, or a network interface name.
 func ValidTarget(c audit.Change) error {
 	switch c.Kind {
 	case audit.KindSysctl:
@@ -247,10 +243,9 @@ func ValidTarget(c audit.Change) error {
 		}
 	case audit.KindFile:
 		p := c.Target
-		_, catalogued := knob.ForFile(p)
-		inProc := strings.HasPrefix(p, "/proc/") && catalogued
-		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || inProc) || strings.ContainsRune(p, 0) {
-			return fmt.Errorf("targets %q, outside /proc/sys, /sys and the catalogue's /proc knobs", p)
+		_, known := knob.ForFile(p) // a catalogue file such as /proc/irq/N/smp_affinity_list
+		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || known) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("targets %q, outside /proc/sys, /sys and the knob catalogue", p)
 		}
 	case audit.KindChannels:
 		if c.Target == "" || len(c.Target) > 15 || strings.ContainsAny(c.Target, "/ \x00:") || c.Target == "." || c.Target == ".." {
@@ -303,15 +298,6 @@ func (j *Journal) archive(h Host) error {
 	if err := unix.Renameat(int(d.Fd()), "journal.json", int(d.Fd()), dst); err != nil {
 		return &fs.PathError{Op: "rename", Path: h.journalPath(), Err: err}
 	}
-	return d.Sync()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
 	return d.Sync()
 }
 

@@ -42,6 +42,13 @@ func renderKnobs() ([]byte, error) {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", k.Path, cell(orDash(strings.Join(files, " or "))),
 			orDash(strings.Join(formats, ", ")), k.Method, scope, cell(ladder(k.Ladder)))
 	}
+	b.WriteString("\n## Knobs left to a person\n\n")
+	b.WriteString("`perflab bisect` does not flip these (it lists them as untestable with the reason), and a tuning search should not either:\n\n")
+	for _, k := range knob.All() {
+		if k.Risk != "" {
+			fmt.Fprintf(&b, "- `%s`: %s.\n", k.Path, k.Risk)
+		}
+	}
 	b.WriteString("\n## Host-wide net sysctls\n\n")
 	b.WriteString("These `net.*` sysctls exist only in the initial network namespace: writing one changes the whole host.\n\n")
 	for _, n := range knob.HostWideNet() {
