@@ -11,6 +11,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strings"
 
@@ -105,9 +106,7 @@ func (c Change) Applicable() bool {
 }
 
 // SysctlPath maps a sysctl name to its /proc/sys path.
-func SysctlPath(name string) string {
-	return "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
-}
+func SysctlPath(name string) string { return knob.SysctlPath(name) }
 
 // Rule is one check in the catalogue.
 type Rule struct {

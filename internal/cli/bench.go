@@ -14,8 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/container"
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/probe/builtin"
-	"github.com/perflab/perflab/internal/probe/tools"
+	"github.com/perflab/perflab/internal/probe/registry"
 	"github.com/perflab/perflab/internal/remote"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/run"
@@ -24,10 +23,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// probeCatalog is every probe this build has: the builtin probes and the
-// adapters around standard tools.
-func probeCatalog() *bench.Catalog {
-	return bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+// probeCatalog is every probe: the builtin probes, the adapters around
+// standard tools, the named probes of the probes file (--probes, default
+// ./perflab.yaml) and exec:/http: names (package registry).
+func probeCatalog(e *env) (*bench.Catalog, error) {
+	return registry.Open(e.probes)
+}
+
+// resolvePlan resolves probe names and --param values on the catalog.
+func resolvePlan(e *env, names, params []string) (*bench.Plan, error) {
+	c, err := probeCatalog(e)
+	if err != nil {
+		return nil, err
+	}
+	return c.Resolve(names, params)
 }
 
 type benchFlags struct {
@@ -72,7 +81,9 @@ probe's scratch files are removed.
 --param key=value applies to every selected probe that has the parameter;
 --param PROBE:key=value to one probe. 'perflab bench list' shows suites,
 probes and their parameters. Where a name is both a suite and a probe (cpu,
-disk), the suite runs; probe:NAME runs the probe alone.
+disk), the suite runs; probe:NAME runs the probe alone. exec:CMD, an
+http:// or https:// URL, or a probe named in perflab.yaml (--probes) is
+your own workload as a probe (docs/own-workload.md).
 
 Runs are the unit that 'perflab compare' decides on (docs/statistics.md):
 --repeat N measures every probe N times, round-robin over the probes, so the
@@ -88,7 +99,8 @@ under LABEL/NAME with their block.`,
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
-  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
+  perflab bench 'exec:./my-bench --json' --param 'metric=score,pt,higher,json:score'   # your command, its own number
+  perflab bench http://127.0.0.1:8080/api --param connections=64   # your endpoint (or a name from perflab.yaml)
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
   perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
@@ -191,8 +203,8 @@ func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
 
 // plan resolves the named suites and probes with their placement flags;
 // explicit --budget and --max-runs override every entry's own limits.
-func (f *benchFlags) plan(args []string, changed func(string) bool) (*bench.Plan, error) {
-	plan, err := probeCatalog().Resolve(args, f.params)
+func (f *benchFlags) plan(e *env, args []string, changed func(string) bool) (*bench.Plan, error) {
+	plan, err := resolvePlan(e, args, f.params)
 	if err != nil {
 		return nil, optionErr(err, benchFlagNames)
 	}
@@ -232,7 +244,7 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	plan, err := f.plan(args, changed)
+	plan, err := f.plan(e, args, changed)
 	if err != nil {
 		return err
 	}
@@ -397,7 +409,11 @@ func newBenchListCmd(e *env) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			doc := probeCatalog().List()
+			c, err := probeCatalog(e)
+			if err != nil {
+				return err
+			}
+			doc := c.List()
 			return writeOut(&out, e.stdout, func(w io.Writer) error {
 				if out.format == "json" {
 					return writeJSON(w, doc)

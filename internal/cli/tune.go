@@ -34,7 +34,7 @@ instructions, never applied.`,
   perflab tune apply web --container web1 --yes   # the container's namespaced sysctls and cgroup only
   perflab tune revert --container web1`,
 	}
-	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e))
+	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e), newTuneSearchCmd(e))
 	return cmd
 }
 
@@ -222,7 +222,7 @@ func confirmApply(e *env, yes bool) (bool, error) {
 // interleaved blocks (tune.Host.MeasureApply), its effects printed, the
 // host left tuned.
 func measureApply(ctx context.Context, e *env, h tune.Host, p tune.Plan, opt tune.ApplyOptions, f *tuneApplyFlags) error {
-	plan, err := probeCatalog().Resolve([]string{f.measure}, nil)
+	plan, err := resolvePlan(e, []string{f.measure}, nil)
 	if err != nil {
 		return optionErr(err, benchFlagNames)
 	}

@@ -42,6 +42,12 @@ var perIfaceDirs = map[string]bool{
 // openat saves the path walk through /proc/sys (together about a quarter
 // of the cost of os.ReadFile).
 func collectSysctl(c *collector) {
+	// The walk opens files itself: in a tree, only a proc/ that Check
+	// found closed (no link out, no FIFO, nothing over the read limit).
+	if err := c.fs.Check("/proc"); err != nil {
+		c.missErr("sysctl", "/proc/sys", err)
+		return
+	}
 	root := c.fs.Path("/proc/sys")
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		if err == nil {

@@ -42,16 +42,24 @@ type Snapshot struct {
 
 // Host identifies the machine and how it is virtualised.
 type Host struct {
-	Hostname       string  `json:"hostname"`       // /proc/sys/kernel/hostname
-	MachineID      string  `json:"machine_id"`     // /etc/machine-id
-	BootID         string  `json:"boot_id"`        // /proc/sys/kernel/random/boot_id: changes at every boot
-	Arch           string  `json:"arch"`           // uname machine: x86_64, aarch64
-	OS             string  `json:"os"`             // PRETTY_NAME from /etc/os-release
-	Virtualization string  `json:"virtualization"` // none, kvm, xen, vmware, hyperv, qemu, other
-	Container      string  `json:"container"`      // "" on a host; docker, podman, lxc, kubernetes, containerd, other
-	Vendor         string  `json:"vendor"`         // DMI sys_vendor
-	Product        string  `json:"product"`        // DMI product_name
-	UptimeSeconds  float64 `json:"uptime_seconds"` // /proc/uptime
+	Hostname       string `json:"hostname"`       // /proc/sys/kernel/hostname
+	MachineID      string `json:"machine_id"`     // /etc/machine-id
+	BootID         string `json:"boot_id"`        // /proc/sys/kernel/random/boot_id: changes at every boot
+	Arch           string `json:"arch"`           // uname machine: x86_64, aarch64
+	OS             string `json:"os"`             // PRETTY_NAME from /etc/os-release
+	Virtualization string `json:"virtualization"` // none, kvm, xen, vmware, hyperv, qemu, oracle, powervm, zvm, lpar, other
+	// HypervisorVendor, Hypervisor and VirtualizationType are lscpu's
+	// "Hypervisor vendor" (KVM, Xen, VMware, Microsoft, Oracle, IBM, pHyp …),
+	// "Hypervisor" (the name the hypervisor gives itself, s390 only: PR/SM,
+	// z/VM 6.1.0, KVM/Linux) and "Virtualization type" (full, para,
+	// container), judged from the same files lscpu reads.
+	HypervisorVendor   string  `json:"hypervisor_vendor,omitempty"`
+	Hypervisor         string  `json:"hypervisor,omitempty"`
+	VirtualizationType string  `json:"virtualization_type,omitempty"`
+	Container          string  `json:"container"`      // "" on a host; docker, podman, lxc, kubernetes, containerd, other
+	Vendor             string  `json:"vendor"`         // DMI sys_vendor
+	Product            string  `json:"product"`        // DMI product_name
+	UptimeSeconds      float64 `json:"uptime_seconds"` // /proc/uptime
 }
 
 // CPU is the processor, its topology and its power management.
@@ -64,7 +72,8 @@ type CPU struct {
 	Microcode string     `json:"microcode"` // as in /proc/cpuinfo, e.g. 0x2007006
 	Flags     []string   `json:"flags"`     // a selection that matters for performance (see collector)
 	Online    []int      `json:"online"`    // online CPU ids
-	Possible  int        `json:"possible"`  // number of possible CPUs
+	Possible  int        `json:"possible"`  // number of possible CPUs (cpu/possible: slots the kernel allocated for)
+	Present   int        `json:"present"`   // number of present CPUs (cpu/present: what lscpu calls "CPU(s)")
 	Sockets   int        `json:"sockets"`   // physical packages
 	Cores     int        `json:"cores"`     // physical cores, all sockets
 	Threads   int        `json:"threads"`   // logical CPUs online

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -147,7 +146,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if err != nil {
 			return nil, rollback(fmt.Errorf("read %s: %v", c.Target, err))
 		}
-		if old == normalize(c.Value) {
+		if old == normalize(c, c.Value) {
 			continue
 		}
 		// A knob perflab already changed keeps its original value: revert
@@ -157,7 +156,8 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if orig, ok := j.original(c, ns); ok {
 			old = orig
 		}
-		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Change: c, Old: old, New: normalize(c.Value), State: Pending, NS: ns})
+		k, _ := knobOf(c)
+		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Knob: k.Path, Change: c, Old: old, New: normalize(c, c.Value), State: Pending, NS: ns})
 		if err := j.save(h); err != nil {
 			return nil, rollback(fmt.Errorf("journal: %v", err))
 		}
@@ -184,7 +184,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		// Nothing changed: drop the empty transaction.
 		j.Txns = j.Txns[:len(j.Txns)-1]
 		if len(j.Entries) == 0 {
-			_ = os.Remove(h.journalPath())
+			_ = h.removeJournal()
 			return nil, nil
 		}
 	}
@@ -214,7 +214,6 @@ func (j *Journal) sameHost(machine, boot string) error {
 // persist writes the journal's applied sysctls to PersistPath, remembering
 // what was there before.
 func (j *Journal) persist(h Host) error {
-	p := h.FS.Path(PersistPath)
 	rec := Persisted{Path: PersistPath}
 	known := false
 	for _, pr := range j.Persisted {
@@ -223,7 +222,7 @@ func (j *Journal) persist(h Host) error {
 		}
 	}
 	if !known {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := h.FS.ReadFile(PersistPath); err == nil {
 			rec.Existed, rec.Old = true, string(b)
 		}
 		j.Persisted = append(j.Persisted, rec)
@@ -247,13 +246,13 @@ func (j *Journal) persist(h Host) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s = %s\n", k, vals[k])
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := h.FS.MkdirAll("/etc/sysctl.d", 0o755); err != nil {
 		return fmt.Errorf("persist: %w", err)
 	}
-	if err := os.WriteFile(p+".tmp", []byte(b.String()), 0o644); err != nil {
+	if err := h.FS.Replace(PersistPath, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("persist: %w", err)
 	}
-	return os.Rename(p+".tmp", p)
+	return nil
 }
 
 // Drift is one knob's state against what tune applied.
@@ -380,12 +379,11 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 		return restored, &ErrOtherNamespace{Skipped: skipped}
 	}
 	for _, p := range j.Persisted {
-		full := fsys.Path(p.Path)
 		if p.Existed {
-			err = os.WriteFile(full, []byte(p.Old), 0o644)
+			err = fsys.Replace(p.Path, []byte(p.Old), 0o644)
 		} else {
-			err = os.Remove(full)
-			if os.IsNotExist(err) {
+			err = fsys.Remove(p.Path)
+			if errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
 		}
@@ -400,10 +398,10 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 		return restored, fmt.Errorf("could not restore %s; the journal is kept, fix the cause and run revert again", strings.Join(failed, "; "))
 	}
 	if opt.Discard {
-		if err := os.Remove(h.journalPath()); err != nil {
+		if err := h.removeJournal(); err != nil {
 			return restored, err
 		}
-		return restored, syncDir(filepath.Dir(h.journalPath()))
+		return restored, nil
 	}
 	return restored, j.archive(h)
 }
