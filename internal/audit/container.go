@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perflab/perflab/internal/knob"
 	"github.com/perflab/perflab/internal/snapshot"
 )
 
@@ -15,46 +16,19 @@ import (
 // there, because "host tuned, pod on defaults" is the classic trap: host
 // sysctls do not reach a container's namespace.
 
-// Whether a setting belongs to a network namespace is asked here only, so
-// that switching to the knob catalogue (internal/knob's SysctlScope and
-// NetNSReadOnly) is a change of these two functions' bodies.
-
-// hostWideNet are net sysctls that exist only in the initial network
-// namespace: writing them from anywhere changes the whole host (checked on
-// Linux 6.x by listing /proc/sys/net/core in a fresh `ip netns add`).
-var hostWideNet = []string{
-	"net.core.netdev_max_backlog", "net.core.netdev_budget", "net.core.netdev_budget_usecs",
-	"net.core.dev_weight", "net.core.busy_poll", "net.core.busy_read", "net.core.default_qdisc",
-	"net.core.rps_sock_flow_entries", "net.core.flow_limit_cpu_bitmap", "net.core.flow_limit_table_len",
-	"net.core.bpf_jit_enable", "net.core.bpf_jit_harden", "net.core.bpf_jit_kallsyms", "net.core.bpf_jit_limit",
-	"net.core.netdev_tstamp_prequeue", "net.core.message_burst", "net.core.message_cost",
-	"net.core.optmem_max", "net.ipv4.tcp_mem", "net.ipv4.udp_mem",
-}
-
-// readOnlyInNetNS are net sysctls every namespace has but only the initial
-// one may write (Linux 6.10 made the socket buffer limits read-only in
-// child namespaces).
-var readOnlyInNetNS = map[string]bool{
-	"net.core.rmem_default": true, "net.core.rmem_max": true, "net.core.wmem_default": true, "net.core.wmem_max": true,
-	"net.netfilter.nf_conntrack_max": true, "net.netfilter.nf_conntrack_buckets": true,
-}
+// Whether a sysctl belongs to a network namespace, and whether it may be
+// written there, is the knob catalogue's (internal/knob) to say; these two
+// functions are the container code's one door to it.
 
 // NetNamespaced reports whether a sysctl has one value per network namespace.
-func NetNamespaced(name string) bool {
-	if !strings.HasPrefix(name, "net.") {
-		return false
-	}
-	for _, p := range hostWideNet {
-		if name == p || strings.HasPrefix(name, p+".") {
-			return false
-		}
-	}
-	return true
-}
+func NetNamespaced(name string) bool { return knob.SysctlScope(name) == knob.NetNS }
 
 // ReadOnlyInNetNS reports whether a namespaced sysctl can be written only in
 // the host's (initial) network namespace.
-func ReadOnlyInNetNS(name string) bool { return readOnlyInNetNS[name] }
+func ReadOnlyInNetNS(name string) bool {
+	k, ok := knob.ForFile(knob.SysctlPath(name))
+	return ok && k.NetNSReadOnly
+}
 
 // ContainerLabel names a snapshot's container for a person.
 func ContainerLabel(c *snapshot.Container) string {

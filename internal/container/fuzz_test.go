@@ -29,3 +29,14 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+func TestFirstSettingCause(t *testing.T) {
+	report := "x\nLikely causes\n  1. host drift: the host's CPU ran at another speed (reference) — hostdrift.cpu\n     moved: …\n" +
+		"  2. CPU pressure (monitor) — monitor.system_pct: 21 → 17\n  3. cgroup CPU quota / cpuset — cgroup.cpu_quota_us: -1 → 50000\n\nprobe …\n"
+	if got := firstSettingCause(report); !strings.HasPrefix(got, "cgroup CPU quota") {
+		t.Errorf("%q", got)
+	}
+	if got := firstSettingCause("no causes"); got != "" {
+		t.Errorf("%q", got)
+	}
+}

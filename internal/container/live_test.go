@@ -272,14 +272,36 @@ func TestLiveQuotaBenchCompare(t *testing.T) {
 		t.Errorf("the container's cgroup used %v CPU in %v: more than its 0.5-CPU quota allows (%v) — the probe ran outside it", time.Duration(used), wall, time.Duration(limit))
 	}
 	out := run("compare", "host", "container", "--db", db)
-	i := strings.Index(out, "Likely causes")
+	if cause := firstSettingCause(out); !strings.Contains(cause, "cgroup CPU quota") || !strings.Contains(cause, "cgroup.cpu_quota_us: -1 → 50000") {
+		t.Errorf("first setting named as a cause %q, want the CPU quota:\n%s", cause, out)
+	}
+}
+
+// firstSettingCause is the first "Likely causes" line of a compare report
+// that names a setting: on a shared VM the host's own drift, noise or
+// pressure may rank above it, and then they are the truer explanation of
+// the gap.
+func firstSettingCause(report string) string {
+	i := strings.Index(report, "Likely causes")
 	if i < 0 {
-		t.Fatalf("compare names no cause:\n%s", out)
+		return ""
 	}
-	first := strings.SplitN(out[i:], "\n", 3)[1]
-	if !strings.Contains(first, "1. cgroup CPU quota") || !strings.Contains(first, "cgroup.cpu_quota_us: -1 → 50000") {
-		t.Errorf("first cause %q, want the CPU quota", first)
+	for _, l := range strings.Split(report[i:], "\n")[1:] {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			break
+		}
+		n := strings.IndexByte(l, '.')
+		if n < 1 || strings.Trim(l[:n], "0123456789") != "" {
+			continue
+		}
+		c := strings.TrimSpace(l[n+1:])
+		if strings.HasPrefix(c, "host drift") || strings.HasPrefix(c, "host noise") || strings.Contains(c, "(monitor)") {
+			continue
+		}
+		return c
 	}
+	return ""
 }
 
 // A container that stops mid-run ends the run with one clear line and exit
@@ -312,7 +334,7 @@ func TestLiveStopAndInterrupt(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				_ = cmd.Process.Kill()
 				t.Fatal("perflab did not end")
-			case err = <-done:
+			case <-done:
 			}
 			code := cmd.ProcessState.ExitCode()
 			msg := strings.TrimSpace(errb.String())

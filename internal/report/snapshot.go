@@ -366,6 +366,21 @@ func (t *snapshotWriter) cgroup(s *snapshot.Snapshot) {
 		thr = fmt.Sprintf("throttled in %.1f%% of %d periods (%.1f s)", 100*float64(c.NrThrottled)/float64(c.NrPeriods), c.NrPeriods, float64(c.ThrottledUS)/1e6)
 	}
 	t.line("cgroup", fmt.Sprintf("v%d %s", c.Version, c.Path), quota, cpus, mems, mem, thr)
+	if k := s.Container; k != nil {
+		where := "net sysctls and cgroup are the container's"
+		if k.HostNetwork {
+			where = "cgroup is the container's; it shares the host's network namespace"
+		}
+		diff := ""
+		if n := len(k.HostSysctl); n > 0 {
+			diff = fmt.Sprintf("%d namespaced sysctl(s) differ from the host's", n)
+		}
+		id := k.ID
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		t.line("container", strings.TrimSpace(k.Name+" "+k.Pod), fmt.Sprintf("%s %s pid %d", k.Runtime, id, k.PID), where, diff)
+	}
 }
 
 func (t *snapshotWriter) services(s *snapshot.Snapshot) {
