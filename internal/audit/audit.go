@@ -236,6 +236,9 @@ func Evaluate(r *Rule, ctx *Context) (f Finding) {
 			f.Revert = RevertCommands(res.Changes)
 		}
 	}
+	if ctx.S.Container != nil {
+		placeInContainer(&f, ctx.S)
+	}
 	return f
 }
 

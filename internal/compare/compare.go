@@ -37,7 +37,7 @@ func Compare(sides []Side, opt Options) (*Comparison, error) {
 	}
 	for i := 1; i < len(sides); i++ {
 		p := c.pair(sides, i, opt)
-		explain(c, &p, sides[0], sides[i])
+		explain(c, &p, sides[0], sides[i], opt)
 		c.Pairs = append(c.Pairs, p)
 	}
 	return c, nil
@@ -262,14 +262,20 @@ func (c *Comparison) pair(sides []Side, o int, opt Options) Pair {
 		p.Counts[d.Verdict]++
 	}
 	p.HostDrift = hostDrift(sides[0].Runs, sides[o].Runs, opt)
-	markHostDrift(c, &p, opt)
+	return p
+}
+
+// finish marks the changes the host's own drift explains (after explain
+// has set which references a differing setting moved) and counts the
+// changes that remain.
+func (c *Comparison) finish(p *Pair, opt Options) {
+	markHostDrift(c, p, opt)
 	for _, d := range p.Deltas {
-		if (d.Verdict == Better || d.Verdict == Worse) && !d.HostDrift {
+		if d.Verdict.Changed() && !d.HostDrift {
 			p.Changed++
 		}
 	}
 	p.Suites = suiteMeans(c.Metrics, p.Deltas)
-	return p
 }
 
 func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) Delta {
@@ -289,7 +295,9 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	rl := compareRuns(opt.Confidence)
 	d.P = rl.P
 	d.Drift = RunDrift{Source: rl.Source, RunsBase: rl.Ka, RunsOther: rl.Kb, DF: rl.DF}
-	if rl.DF > 0 {
+	// A metric that is 0 in every run (an exec probe's system time) has
+	// no relative drift: NaN would break the JSON report.
+	if rl.DF > 0 && !math.IsNaN(rl.DriftPct) && !math.IsInf(rl.DriftPct, 0) {
 		d.Drift.Pct = rl.DriftPct
 		d.Drift.RunsNeeded = stats.RunsNeeded(rl.DriftPct, 100*opt.Margin, opt.Alpha)
 	}

@@ -234,3 +234,17 @@ type SuiteMean struct {
 	GainPct float64 `json:"gain_pct"`
 	Metrics int     `json:"metrics"`
 }
+
+// Delta finds pair i's delta of one probe's metric (the first row of that
+// probe and metric, whatever its suite and parameters).
+func (c *Comparison) Delta(pair int, probe, metric string) (Delta, bool) {
+	if pair < 0 || pair >= len(c.Pairs) {
+		return Delta{}, false
+	}
+	for _, d := range c.Pairs[pair].Deltas {
+		if r := c.Metrics[d.Row]; r.Probe == probe && r.Metric == metric {
+			return d, true
+		}
+	}
+	return Delta{}, false
+}

@@ -178,6 +178,26 @@ func Paired(a, b []float64, better run.Better, o Options) Effect {
 		stats.ComparePaired(a, b, 1-2*o.Alpha), better, o)
 }
 
+// PairedLogs is Paired on the blocks' log-ratios, the spread pooled with
+// earlier sessions of the same measurement (stats.ComparePairedLogs).
+func PairedLogs(ds []float64, extraSS float64, extraDF int, better run.Better, o Options) Effect {
+	o = o.WithDefaults()
+	return FromRunLevel(stats.ComparePairedLogs(ds, extraSS, extraDF, o.Confidence),
+		stats.ComparePairedLogs(ds, extraSS, extraDF, 1-2*o.Alpha), better, o)
+}
+
+// Toward is the direction of one observed ratio b/a judged by better-is:
+// +1 an improvement, −1 a regression, 0 none. It decides nothing on its
+// own (one block, no interval); bisect counts the blocks a cause improved
+// in beside the Verdict of all of them.
+func Toward(ratio float64, better run.Better) int {
+	s := sign(ratio - 1)
+	if better == run.Lower {
+		s = -s
+	}
+	return s
+}
+
 // FromSamples compares two samples whose every value is an independent
 // run (Go benchmark -count repetitions), as benchstat does: Mann–Whitney
 // U, the Hodges–Lehmann shift, TOST on that shift.
@@ -197,6 +217,19 @@ func FromSamples(a, b []float64, better run.Better, o Options) Effect {
 	}
 	e.Equiv, _, _ = stats.Equivalent(a, b, o.Margin, o.Alpha)
 	return e
+}
+
+// FromShift is a change between two segments of runs (a change point of
+// runs history): the relative shift rel of the later segment with its
+// interval [lo, hi] (±Inf when the segments are too short) and the
+// test's p. Every point is a run, so it is decided at sample level: p < α
+// and the shift's direction.
+func FromShift(rel, lo, hi, p float64, better run.Better, o Options) Effect {
+	o = o.WithDefaults()
+	nan := math.NaN()
+	return Effect{Better: better, Level: LevelSamples, Source: stats.DriftRuns, Ka: 1, Kb: 1,
+		Ratio: 1 + rel, Lo: nan, Hi: nan, Linear: true, Diff: rel, DiffLo: lo, DiffHi: hi, Base: 1,
+		EqLo: nan, EqHi: nan, P: p, Alpha: o.Alpha, Margin: o.Margin, MinP: 0, DriftPct: nan}
 }
 
 // SetP replaces the p-value by its family-adjusted value (stats.Holm over

@@ -182,20 +182,10 @@ func (s *Series) changeText(c Change) string {
 			t += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", 100*c.At.ChangeLo, 100*c.At.ChangeHi)
 		}
 	}
-	if v := verdict(s.Better, c.At.After-c.At.Before); v != "" {
-		t += " (" + v + ")"
+	if c.Verdict.Changed() {
+		t += " (" + string(c.Verdict) + ")"
 	}
 	return t + fmt.Sprintf(", p %s", strconv.FormatFloat(c.At.PValue, 'g', 2, 64))
-}
-
-func verdict(b run.Better, delta float64) string {
-	switch {
-	case b == run.Higher && delta > 0, b == run.Lower && delta < 0:
-		return "better"
-	case b == run.Higher && delta < 0, b == run.Lower && delta > 0:
-		return "worse"
-	}
-	return ""
 }
 
 func (s *Series) values() []float64 {

@@ -32,6 +32,10 @@ type Snapshot struct {
 	Load     Load               `json:"load"`
 	Limits   Limits             `json:"limits"`
 	Process  *Process           `json:"process,omitempty"` // only with --pid
+	// Container is the container whose view this is (only with
+	// --container): its network-namespaced facts (sysctl.net.*, sockets)
+	// and cgroup are the container's, the rest is the host's.
+	Container *Container `json:"container,omitempty"`
 
 	Unavailable map[string]string `json:"unavailable"` // dotted fact path → why it is missing
 }
@@ -290,6 +294,10 @@ type Cgroup struct {
 	NrThrottled    int64  `json:"nr_throttled"`     // cpu.stat: periods in which the group was throttled
 	ThrottledUS    int64  `json:"throttled_us"`     // cpu.stat: total time throttled
 
+	MemoryUsageBytes      int64 `json:"memory_usage_bytes,omitempty"`       // memory.current (v1: memory.usage_in_bytes) of the leaf; 0 unknown
+	MemoryWorkingSetBytes int64 `json:"memory_working_set_bytes,omitempty"` // usage minus inactive file pages (what kubelet evicts on); 0 unknown
+	PidsMax               int64 `json:"pids_max,omitempty"`                 // tightest pids.max from the leaf up; -1 unlimited, 0 unknown
+
 	// CPUQuotaDir is the host directory whose cpu.max (v1: cpu.cfs_quota_us)
 	// sets CPUQuotaUS, which may be an ancestor's; "" when unlimited.
 	CPUQuotaDir string `json:"cpu_quota_dir,omitempty"`
@@ -350,4 +358,20 @@ type Process struct {
 	NofileSoft       int64    `json:"nofile_soft"`
 	Threads          int64    `json:"threads"`
 	Cgroup           string   `json:"cgroup"`
+}
+
+// Container identifies the container a snapshot views and what of the host
+// does not reach it.
+type Container struct {
+	Runtime string `json:"runtime"`       // podman, docker, containerd, cri-o, kubernetes, or "process" for --pid
+	ID      string `json:"id"`            // full container id ("" for a bare --pid)
+	Name    string `json:"name"`          // runtime name, or the Kubernetes container name
+	Pod     string `json:"pod,omitempty"` // NAMESPACE/NAME for a Kubernetes container
+	PID     int    `json:"pid"`           // the process whose namespaces and cgroup are viewed
+	// HostNetwork is true when the container shares the host's network
+	// namespace: its net sysctls are the host's.
+	HostNetwork bool `json:"host_network"`
+	// HostSysctl is the host's value of every network-namespaced sysctl
+	// whose value differs in the container: what host tuning did not reach.
+	HostSysctl map[string]string `json:"host_sysctl,omitempty"`
 }

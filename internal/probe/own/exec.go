@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -171,7 +172,7 @@ func (e *Exec) Setup(ctx context.Context, env *probe.Env) error {
 		e.spawn = measureSpawn(ctx, env)
 		env.Notes = append(env.Notes, fmt.Sprintf("shell start-up (%.2f ms wall, median of 15 runs of sh -c '') subtracted from each sample, as hyperfine does", e.spawn.wall))
 	}
-	res, err := e.once(ctx, env, argv)
+	res, err := e.run(ctx, env, argv)
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (e *Exec) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 			return nil, fmt.Errorf("prepare: %w", err)
 		}
 	}
-	res, err := e.once(ctx, env, e.argv(e.cfg.Cmd))
+	res, err := e.run(ctx, env, e.argv(e.cfg.Cmd))
 	if err != nil {
 		return nil, err
 	}
@@ -222,14 +223,6 @@ func (e *Exec) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 		out[m.Name] = v
 	}
 	return out, nil
-}
-
-func (e *Exec) once(ctx context.Context, env *probe.Env, argv []string) (*execResult, error) {
-	res, err := e.run(ctx, env, argv)
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
 }
 
 // Teardown runs the cleanup command, once.
@@ -260,9 +253,16 @@ func (e *Exec) run(ctx context.Context, env *probe.Env, argv []string) (*execRes
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = 2 * time.Second
+	floor := vmHWM("self")
 	t := time.Now()
-	err := c.Run()
+	err := c.Start()
+	var peak *peakWatch
+	if err == nil {
+		peak = watchPeak(c.Process.Pid)
+		err = c.Wait()
+	}
 	wall := time.Since(t)
+	polled := peak.stop()
 	// Whatever is left of the group (a daemonised grandchild) goes too.
 	if c.Process != nil {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
@@ -281,7 +281,7 @@ func (e *Exec) run(ctx context.Context, env *probe.Env, argv []string) (*execRes
 	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.user = time.Duration(ru.Utime.Nano())
 		res.sys = time.Duration(ru.Stime.Nano())
-		res.maxRSSKiB = ru.Maxrss
+		res.maxRSSKiB = ownPeak(ru.Maxrss, floor, polled)
 	}
 	return res, nil
 }
@@ -367,4 +367,69 @@ func (t *tail) lastLine() string {
 
 func oneLine(b []byte) string {
 	return strings.Join(strings.Fields(string(b)), " ")
+}
+
+// Peak memory. The kernel's ru_maxrss for a child is not its own peak: at
+// exec Linux records the peak of the address space being replaced, and Go
+// starts children with vfork, so that is perflab's own peak (tens of MiB,
+// and growing over a session: an A/A pair would differ). ownPeak takes
+// ru_maxrss when it is above perflab's peak at the start (then it is the
+// command's own), else the command's VmHWM as polled from /proc while it
+// ran (its own address space's high-water mark; growth after the last
+// poll of a command shorter than the poll interval is not seen).
+func ownPeak(ruMaxRSS, floor, polled int64) int64 {
+	if floor > 0 && ruMaxRSS > floor {
+		return ruMaxRSS
+	}
+	return polled
+}
+
+// vmHWM reads VmHWM (KiB) of /proc/PID/status; 0 when unreadable (a
+// process that has exited has none).
+func vmHWM(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+type peakWatch struct {
+	done chan struct{}
+	max  chan int64
+}
+
+// watchPeak polls the command's VmHWM every 2 ms until stop.
+func watchPeak(pid int) *peakWatch {
+	w := &peakWatch{done: make(chan struct{}), max: make(chan int64, 1)}
+	id := strconv.Itoa(pid)
+	go func() {
+		best := vmHWM(id)
+		tk := time.NewTicker(2 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-w.done:
+				w.max <- best
+				return
+			case <-tk.C:
+				best = max(best, vmHWM(id))
+			}
+		}
+	}()
+	return w
+}
+
+func (w *peakWatch) stop() int64 {
+	if w == nil {
+		return 0
+	}
+	close(w.done)
+	return <-w.max
 }

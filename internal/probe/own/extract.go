@@ -45,11 +45,11 @@ func (m MetricSpec) Metric() run.Metric {
 func ParseMetricSpec(s string) (MetricSpec, error) {
 	f := strings.SplitN(strings.TrimSpace(s), ",", 4)
 	if len(f) != 4 {
-		return MetricSpec{}, fmt.Errorf("metric %q: want NAME,UNIT,higher|lower,regex:RE or …,json:PATH", s)
+		return MetricSpec{}, fmt.Errorf("metric %q: want NAME,UNIT,higher|lower,regex:RE or NAME,UNIT,higher|lower,json:PATH", s)
 	}
 	kind, src, ok := strings.Cut(f[3], ":")
 	if !ok {
-		return MetricSpec{}, fmt.Errorf("metric %q: the source must start with regex: or json:", s)
+		return MetricSpec{}, fmt.Errorf("metric %q: the source must be regex:RE or json:PATH", s)
 	}
 	return NewMetricSpec(f[0], f[1], f[2], kind, src)
 }
@@ -116,9 +116,9 @@ type ErrNoMatch struct {
 }
 
 func (e *ErrNoMatch) Error() string {
-	src := "regex " + strconv.Quote(e.Metric.Regex.String())
-	if e.Metric.Regex == nil {
-		src = "JSON path " + strings.Join(e.Metric.JSON, ".")
+	src := "JSON path " + strings.Join(e.Metric.JSON, ".")
+	if e.Metric.Regex != nil {
+		src = "regex " + strconv.Quote(e.Metric.Regex.String())
 	}
 	return fmt.Sprintf("metric %s: %s %s", e.Metric.Name, src, e.Why)
 }

@@ -155,13 +155,19 @@ func (h *HTTP) Redact(p probe.Params) probe.Params {
 		hs = append(hs, l)
 	}
 	out["header"] = strings.Join(hs, "\n")
-	if u, err := url.Parse(p["url"]); err == nil && u.User != nil {
+	out["url"] = redactURL(p["url"])
+	return out
+}
+
+// redactURL replaces a password in a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-			out["url"] = u.String()
+			return u.String()
 		}
 	}
-	return out
+	return s
 }
 
 func isVarRef(v string) bool {
@@ -187,6 +193,8 @@ type HTTP struct {
 	workers []*worker
 	errs    map[string]int
 	noteAt  int
+
+	saturated bool
 }
 
 // NewHTTP returns the probe "http:URL" or a named one.
@@ -231,7 +239,7 @@ func (h *HTTP) Setup(ctx context.Context, env *probe.Env) error {
 	if err != nil {
 		return clierr.Usagef("see docs/probes.md#http", "%s: %v", h.name, err)
 	}
-	h.cfg, h.errs, h.noteAt = d, map[string]int{}, -1
+	h.cfg, h.errs, h.noteAt, h.saturated = d, map[string]int{}, -1, false
 	u, _ := url.Parse(d.URL)
 	h.addr = u.Host
 	if u.Port() == "" {
@@ -463,6 +471,11 @@ func (h *HTTP) Iterate(ctx context.Context, env *probe.Env) (map[string]float64,
 		}
 	}
 	h.note(env)
+	if r := h.cfg.Rate; r > 0 && float64(len(lat)) < 0.9*r*h.cfg.Duration.Seconds() && !h.saturated {
+		h.saturated = true
+		env.Notes = append(env.Notes, fmt.Sprintf("asked for %g req/s, %0.f were answered: beyond the server's capacity; latency includes the queueing behind the intended send times (coordinated omission corrected)",
+			r, float64(len(lat))/h.cfg.Duration.Seconds()))
+	}
 	if len(lat) == 0 {
 		return nil, fmt.Errorf("no request succeeded in %s: %s", h.cfg.Duration, errSummary(kinds))
 	}

@@ -42,7 +42,8 @@ func AdHoc(name string) (probe.Probe, error) {
 		if _, err := httpDefFrom(d.Params()); err != nil {
 			return nil, err
 		}
-		return NewHTTP(name, "", d), nil
+		// The name is stored and exported: a password in the URL is not.
+		return NewHTTP(redactURL(name), "", d), nil
 	}
 	return nil, fmt.Errorf("%q is not an exec: or http: probe", name)
 }
