@@ -14,6 +14,7 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 	"golang.org/x/sys/unix"
 )
 
@@ -233,7 +234,8 @@ func (j *Journal) validate(name string) error {
 
 // ValidTarget reports whether a change names a knob tune may write: a
 // sysctl name, a file under /proc/sys or /sys written as a clean absolute
-// path, or a network interface name.
+// path, another /proc file only where the knob catalogue has a knob for it
+// (an IRQ's smp_affinity_list), or a network interface name.
 func ValidTarget(c audit.Change) error {
 	switch c.Kind {
 	case audit.KindSysctl:
@@ -242,8 +244,10 @@ func ValidTarget(c audit.Change) error {
 		}
 	case audit.KindFile:
 		p := c.Target
-		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/")) || strings.ContainsRune(p, 0) {
-			return fmt.Errorf("targets %q, outside /proc/sys and /sys", p)
+		_, catalogued := knob.ForFile(p)
+		inProc := strings.HasPrefix(p, "/proc/") && catalogued
+		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || inProc) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("targets %q, outside /proc/sys, /sys and the catalogue's /proc knobs", p)
 		}
 	case audit.KindChannels:
 		if c.Target == "" || len(c.Target) > 15 || strings.ContainsAny(c.Target, "/ \x00:") || c.Target == "." || c.Target == ".." {
