@@ -93,6 +93,7 @@ func runSearch(cmd *cobra.Command, e *env, f *searchFlags, workload string) erro
 		return clierr.Usagef("pass --yes: the search sets knobs through tune's journal and restores them at the end; --dry-run shows the space", "refusing to change the host's settings without --yes")
 	}
 	h.Bench.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
+	opt.Log = func(format string, args ...any) { fmt.Fprintf(e.stderr, "search: "+format+"\n", args...) }
 	res, err := search.OnHost(cmd.Context(), opt, h, f.apply)
 	if res != nil && err == nil {
 		f.keep(cmd.Context(), e, res, workload)

@@ -243,3 +243,52 @@ func TestSpace(t *testing.T) {
 		}
 	}
 }
+
+// An interaction, as measured on this machine: a large tcp_rmem alone
+// makes bandwidth worse (×0.5), a large tcp_wmem alone ×4, both ×48. The
+// first pass rejects rmem (tried before wmem), the second pass retries it
+// against the configuration with wmem and keeps it; the confirmed winner
+// holds both.
+func TestInteractionSecondPass(t *testing.T) {
+	ks, base := simKnobs()
+	ks = append([]Knob{{Name: "net.ipv4.tcp_wmem", Kind: audit.KindSysctl, Target: "net.ipv4.tcp_wmem", Scope: ScopeNetNS, Ladder: []string{"4096 16384 4194304"}}}, ks...)
+	ks[0], ks[2] = ks[2], ks[0] // rmem first, wmem third
+	base["net.ipv4.tcp_wmem"] = "4096 4096 4096"
+	model := func(m string, c Config) float64 {
+		if m != "rps" {
+			return 1
+		}
+		r, w := c["net.ipv4.tcp_rmem"] != "", c["net.ipv4.tcp_wmem"] != ""
+		switch {
+		case r && w:
+			return 48
+		case r:
+			return 0.5
+		case w:
+			return 4
+		}
+		return 1
+	}
+	for i := range 20 {
+		sim := newSim(uint64(3000+i), nil)
+		sim.Model = model
+		res, err := Run(context.Background(), Options{Probe: "sim", Knobs: ks, Baseline: base, Measurer: sim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := res.WinnerConfig()
+		if !res.Confirmed || w["net.ipv4.tcp_rmem"] == "" || w["net.ipv4.tcp_wmem"] == "" {
+			t.Fatalf("search %d: winner %v (%s)", i, w, res.Conclusion)
+		}
+		if res.Gain.Lo > 48 || res.Gain.Hi < 48 {
+			t.Logf("search %d: gain ×%.1f [%.1f, %.1f] misses ×48", i, res.Gain.Ratio, res.Gain.Lo, res.Gain.Hi)
+		}
+		pass2 := false
+		for _, st := range res.Steps {
+			pass2 = pass2 || (st.Pass == 2 && st.Knob == "net.ipv4.tcp_rmem" && st.Kept != "")
+		}
+		if !pass2 {
+			t.Fatalf("search %d: rmem not kept on the second pass: %+v", i, res.Steps)
+		}
+	}
+}

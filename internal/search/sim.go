@@ -22,6 +22,9 @@ type Sim struct {
 	// Effects[metric][knob][value] multiplies metric when knob has value
 	// (absent: 1, no effect).
 	Effects map[string]map[string]map[string]float64
+	// Model, when set, is the true multiplier of a metric in a
+	// configuration, for effects that are not a product (interactions).
+	Model   func(metric string, c Config) float64
 	Drift   float64       // per-run relative drift, uniform in ±Drift
 	Trend   float64       // slow drift per block (log scale), cancelled by the pairing
 	RunTime time.Duration // simulated time per run (default 1s)
@@ -48,6 +51,9 @@ func (s *Sim) Measure(ctx context.Context, states []Config, blocks int) (*Sessio
 					if e, ok := s.Effects[mt.Name][k][val]; ok {
 						v *= e
 					}
+				}
+				if s.Model != nil {
+					v *= s.Model(mt.Name, states[i])
 				}
 				v *= (1 + s.Drift*(2*s.Rng.Float64()-1)) * math.Exp(s.Trend*float64(s.block))
 				m[mt.Name] = v

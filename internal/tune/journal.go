@@ -83,15 +83,20 @@ type Host struct {
 }
 
 func (h Host) dir() string {
-	if h.Dir != "" {
-		return h.Dir
-	}
-	// A journal kept elsewhere (a test's, or a second one beside a
-	// host's own): every tune command honours it.
-	if d := os.Getenv("PERFLAB_TUNE_DIR"); d != "" {
+	if d := h.explicitDir(); d != "" {
 		return d
 	}
 	return h.FS.Path(journalDir)
+}
+
+// explicitDir is Dir, else $PERFLAB_TUNE_DIR (a journal kept elsewhere: a
+// test's, or a second one beside a host's own; every tune command honours
+// it), else "".
+func (h Host) explicitDir() string {
+	if h.Dir != "" {
+		return h.Dir
+	}
+	return os.Getenv("PERFLAB_TUNE_DIR")
 }
 
 func (h Host) journalPath() string { return filepath.Join(h.dir(), "journal.json") }
@@ -105,18 +110,18 @@ const maxJournal = 64 << 20
 func (h Host) openDir(create bool) (*os.File, error) {
 	var d *os.File
 	var err error
-	if h.Dir != "" {
+	if dir := h.explicitDir(); dir != "" {
 		if create {
-			if err := os.MkdirAll(h.Dir, 0o700); err != nil {
-				return nil, fmt.Errorf("cannot create %s: %w (run as root)", h.Dir, err)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("cannot create %s: %w (run as root)", dir, err)
 			}
 		}
 		var fd int
-		fd, err = unix.Open(h.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
-			d = os.NewFile(uintptr(fd), h.Dir)
+			d = os.NewFile(uintptr(fd), dir)
 		} else {
-			err = &fs.PathError{Op: "open", Path: h.Dir, Err: err}
+			err = &fs.PathError{Op: "open", Path: dir, Err: err}
 		}
 	} else {
 		if create {
