@@ -84,7 +84,6 @@ under LABEL/NAME with their block.`,
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
-  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
   perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
