@@ -80,13 +80,3 @@ func RowRank(suite, probeName, metric string) (int, bool) {
 	}
 	return s.RowRank(probeName, metric)
 }
-
-// RowOf returns the reference row a metric belongs to, for labelling.
-func RowOf(suite, probeName, metric string) (Row, bool) {
-	rank, ok := RowRank(suite, probeName, metric)
-	if !ok {
-		return Row{}, false
-	}
-	s, _ := SuiteByName(suite)
-	return s.Rows[rank/1000], true
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/bench"
+	"github.com/perflab/perflab/internal/fixture"
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/probe"
 	"github.com/perflab/perflab/internal/run"
@@ -18,31 +19,18 @@ import (
 	"github.com/perflab/perflab/internal/tune"
 )
 
-// tree writes a minimal host: THP, two sysctls, the files tune needs.
+// tree is the kvm fixture host with THP, two sysctls and the ids tune
+// binds its journal to set for the test.
 func tree(t *testing.T, thp, swappiness, autogroup string) hostfs.FS {
 	t.Helper()
-	dir := t.TempDir()
 	files := map[string]string{
-		"sys/kernel/mm/transparent_hugepage/enabled": strings.Replace("always madvise never", thp, "["+thp+"]", 1) + "\n",
-		"proc/sys/vm/swappiness":                     swappiness + "\n",
-		"proc/sys/kernel/sched_autogroup_enabled":    autogroup + "\n",
-		"proc/sys/kernel/random/boot_id":             "6a3f2a1e-4b8c-4a51-9d0e-2f1d8d3c0b11\n",
-		"etc/machine-id":                             "0123456789abcdef0123456789abcdef\n",
+		"/sys/kernel/mm/transparent_hugepage/enabled": strings.Replace("always madvise never", thp, "["+thp+"]", 1) + "\n",
+		"/proc/sys/vm/swappiness":                     swappiness + "\n",
+		"/proc/sys/kernel/sched_autogroup_enabled":    autogroup + "\n",
+		"/proc/sys/kernel/random/boot_id":             "6a3f2a1e-4b8c-4a51-9d0e-2f1d8d3c0b11\n",
+		"/etc/machine-id":                             "0123456789abcdef0123456789abcdef\n",
 	}
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fs, err := hostfs.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
+	return fixture.Tree(t, "kvm", files)
 }
 
 // pageFaults is a fake memory.pagefault: its cost per page follows the THP

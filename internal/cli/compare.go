@@ -33,9 +33,16 @@ func newCompareCmd(e *env) *cobra.Command {
 		Long: `compare joins the runs named by each argument (a run id or unique prefix,
 a label meaning all runs with it, a file exported by 'perflab runs export',
 or a file of Go benchmark output as benchstat reads) and compares every
-metric of the later sides with the first: medians with exact 95% intervals,
-the Mann–Whitney test Holm-adjusted across all metrics, the Hodges–Lehmann
-shift as Δ with its interval, and a TOST equivalence check.
+metric of the later sides with the first. The run is the unit: each run
+contributes its median, and the verdict is a t-test on the runs' log
+medians (the spread between runs, or between earlier runs of the same probe
+on the same host when a side has one run, is the noise), Holm-adjusted
+across all metrics, paired block by block for interleaved sessions, with a
+TOST equivalence check against --margin. better/worse needs p < --alpha and
+the whole 95% interval of the ratio beyond half the margin; one run a side
+with no history reads inconclusive unless the change is gross (×4).
+Go benchmark files keep benchstat's Mann–Whitney test and Hodges–Lehmann
+shift, each result line a run.
 
 The report leads with the likely causes: the host settings and monitor
 series that differ between the sides, ranked by whether the metrics they

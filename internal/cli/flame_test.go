@@ -2,41 +2,25 @@ package cli
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/testenv"
 )
-
-func gunzipFile(t *testing.T, p string) []byte {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(z)
-	return b
-}
 
 const foldData = "../flame/fold/testdata/"
 
 func TestFlameFoldCLIMatchesReference(t *testing.T) {
-	in := gunzipFile(t, foldData+"redis-pidtid.perf.txt.gz")
-	want := gunzipFile(t, foldData+"expected/redis-pidtid.tid+all+addrs.folded.gz")
+	in := testenv.Gunzip(t, foldData+"redis-pidtid.perf.txt.gz")
+	want := testenv.Gunzip(t, foldData+"expected/redis-pidtid.tid+all+addrs.folded.gz")
 	code, out, stderr := runCLIWith(t, nil, bytes.NewReader(in), nil, "flame", "fold", "--tid", "--all", "--addrs")
 	if code != 0 || out != string(want) {
 		t.Fatalf("code %d stderr %q; output differs from the reference (%d vs %d bytes)", code, stderr, len(out), len(want))
 	}
-	code, _, stderr = runCLIWith(t, nil, bytes.NewReader(gunzipFile(t, foldData+"mixed-events.perf.txt.gz")), nil, "flame", "fold")
+	code, _, stderr = runCLIWith(t, nil, bytes.NewReader(testenv.Gunzip(t, foldData+"mixed-events.perf.txt.gz")), nil, "flame", "fold")
 	if code != 0 || !strings.Contains(stderr, `folded only "cpu-clock" samples; skipped`) {
 		t.Fatalf("mixed events: code %d, stderr %q", code, stderr)
 	}

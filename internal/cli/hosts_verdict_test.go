@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"compress/gzip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,20 +16,12 @@ import (
 	"github.com/perflab/perflab/internal/serve"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 func readExportGz(t *testing.T, path string) *run.Export {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	e, err := run.ReadExport(zr)
+	e, err := run.ReadExport(bytes.NewReader(testenv.Gunzip(t, path)))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

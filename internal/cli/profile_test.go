@@ -1,17 +1,11 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"html"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/testenv"
@@ -25,7 +19,7 @@ func TestProfileEndToEnd(t *testing.T) {
 	testenv.RequireRoot(t)
 	testenv.RequireTool(t, "perf")
 	gcc := testenv.RequireTool(t, "gcc")
-	chromium := testenv.RequireTool(t, "chromium")
+	testenv.RequireTool(t, "chromium")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "cpu")
 	if out, err := exec.Command(gcc, "-O2", "-fno-omit-frame-pointer", "-o", bin, "../flame/fold/testdata/workloads/cpu.c").CombinedOutput(); err != nil {
@@ -37,24 +31,7 @@ func TestProfileEndToEnd(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "leaf_mix") || !strings.Contains(out, "wrote "+o) {
 			t.Fatalf("profile: code %d\nstdout %s\nstderr %s", code, out, stderr)
 		}
-		u := url.URL{Scheme: "file", Path: o, Fragment: "perflab-selftest:search=^leaf_&click=main"}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		dom, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-			"--user-data-dir="+t.TempDir(), "--run-all-compositor-stages-before-draw", "--virtual-time-budget=5000",
-			"--dump-dom", u.String()).Output()
-		cancel()
-		if err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-		m := regexp.MustCompile(`id="selftest"[^>]*>([^<]+)<`).FindSubmatch(dom)
-		if m == nil {
-			t.Fatalf("%s: the page did not run its self-test", ext)
-		}
-		var r map[string]any
-		if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &r); err != nil {
-			t.Fatal(err)
-		}
+		r := testenv.ChromiumSelfTest(t, o, "search=^leaf_&click=main")
 		if r["ok"] != true || r["clicked"] != true || r["matched"].(float64) < 20 {
 			t.Fatalf("%s: search/zoom failed in the browser: %v", ext, r)
 		}

@@ -1,13 +1,13 @@
 package compare
 
 import (
-	"compress/gzip"
-	"os"
+	"bytes"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // loadAA reads the A/A fixtures: 'perflab bench quick' runs exported from
@@ -22,16 +22,7 @@ func loadAA(t *testing.T) []Side {
 	sort.Strings(files)
 	var sides []Side
 	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(fh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := run.ReadExport(zr)
-		fh.Close()
+		e, err := run.ReadExport(bytes.NewReader(testenv.Gunzip(t, f)))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -2,6 +2,7 @@ package hostnoise
 
 import (
 	"context"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -10,22 +11,30 @@ import (
 	"unsafe"
 )
 
-// The reference must measure something physical: positive, finite and in
-// the range any x86-64 or arm64 server reaches (a step of a dependent
-// multiply chain takes 1–10 ns, DRAM reads 1–200 GB/s, getppid 20 ns–20 µs).
+// The reference must measure something physical: positive, finite and
+// never faster than hardware goes (on a quiet x86-64 or arm64 server a step
+// of a dependent multiply chain takes 1–10 ns, DRAM reads 1–200 GB/s,
+// getppid 20 ns–20 µs; a busy host is slower, without bound).
 func TestMeasureReference(t *testing.T) {
 	r, err := MeasureReference(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("reference on CPU 0: %.3f ns/op, %.1f GB/s, getppid %.0f ns", r.CPUNsPerOp, r.MemGBps, r.SyscallNs)
-	if !(r.CPUNsPerOp > 0.1 && r.CPUNsPerOp < 20) {
+	// Only the fast side has a bound the host cannot move: a dependent
+	// multiply chain below 0.1 ns a step, a read above 500 GB/s or a
+	// system call under 10 ns would be a unit or timing bug. How slow a
+	// reading may be is what the reference is there to measure: on this
+	// 2-core VM under -race beside seven engineers' builds (load 50) it
+	// read 17–183 ns/op and 0.01 GB/s, so a lower bound on speed would
+	// fail by chance.
+	if !(r.CPUNsPerOp > 0.1) || math.IsInf(r.CPUNsPerOp, 0) {
 		t.Errorf("cpu %.3f ns/op out of range", r.CPUNsPerOp)
 	}
-	if !(r.MemGBps > 0.5 && r.MemGBps < 500) {
+	if !(r.MemGBps > 0 && r.MemGBps < 500) {
 		t.Errorf("memory %.2f GB/s out of range", r.MemGBps)
 	}
-	if !(r.SyscallNs > 10 && r.SyscallNs < 50000) {
+	if !(r.SyscallNs > 10) || math.IsInf(r.SyscallNs, 0) {
 		t.Errorf("getppid %.0f ns out of range", r.SyscallNs)
 	}
 }

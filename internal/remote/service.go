@@ -15,42 +15,9 @@ type Service struct {
 	Name  string // the target as written, without the user
 	Ready []byte // the first line the command printed
 
-	client *Client // nil when the service runs in a Session
-	runner *Runner
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
-}
-
-// StartService starts o.Args on target and waits (up to 60 s) for the
-// first line of its output. Everything it starts on the remote host is
-// removed on Close, on ctx's end and when the connection drops.
-func StartService(ctx context.Context, target string, o ExecOptions) (*Service, error) {
-	if o.Conn.Notes == nil {
-		o.Conn.Notes = o.Stderr
-	}
-	if o.Binary.Notes == nil {
-		o.Binary.Notes = o.Stderr
-	}
-	c, err := Connect(ctx, target, o.Conn)
-	if err != nil {
-		return nil, err
-	}
-	r, err := Prepare(ctx, c, o.Binary)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	s, err := startOn(ctx, r, target, o)
-	if err != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r.Close(cctx) //nolint:errcheck // best effort
-		cancel()
-		c.Close()
-		return nil, err
-	}
-	s.client, s.runner = c, r
-	return s, nil
 }
 
 // StartServiceIn starts o.Args in an open session (sharing its copy of
@@ -97,15 +64,9 @@ func (s *Service) stop() {
 }
 
 // Close stops the remote command (SIGTERM through the agent), waits for
-// its agent to clean up, and closes the connection.
+// its agent to clean up; the session stays open.
 func (s *Service) Close() error {
 	s.stop()
-	if s.client != nil { // its own connection, not a session's
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.runner.Close(cctx) //nolint:errcheck // best effort, see Exec
-		s.client.Close()
-	}
 	if s.err == context.Canceled {
 		return nil
 	}

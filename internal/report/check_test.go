@@ -14,6 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // checkDoc is a check of the kvm fixture host with THP set to always (a
@@ -73,7 +74,7 @@ func TestCheckHTMLRendersInChromium(t *testing.T) {
 			t.Errorf("page holds %q (external resource or unescaped text)", bad)
 		}
 	}
-	dom := renderInChromium(t, page.Bytes())
+	dom := testenv.ChromiumPage(t, page.Bytes())
 	if errs := attr(t, dom, "data-errors"); errs != "" {
 		t.Fatalf("page errors: %s", errs)
 	}

@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // Volatile fields of golden output are fixed through options, never by
@@ -160,16 +159,7 @@ func TestGoldenCheck(t *testing.T) {
 // aaSide reads one of the real A/A exports (testdata/aa) as a compare side.
 func aaSide(t *testing.T, n int) compare.Side {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "aa", fmt.Sprintf("aa-%d.json.gz", n)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := run.ReadExport(zr)
+	e, err := run.ReadExport(bytes.NewReader(testenv.Gunzip(t, filepath.Join("..", "..", "testdata", "aa", fmt.Sprintf("aa-%d.json.gz", n)))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,41 +2,13 @@ package report
 
 import (
 	"bytes"
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/perflab/perflab/internal/testenv"
 )
-
-// renderInChromium loads page in headless Chromium and returns the DOM
-// after the page's scripts ran.
-func renderInChromium(t *testing.T, page []byte) string {
-	t.Helper()
-	bin := testenv.RequireTool(t, "chromium")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(file, page, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+file)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	return stdout.String()
-}
 
 func attr(t *testing.T, dom, name string) string {
 	t.Helper()
@@ -64,7 +36,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		t.Errorf("CSP meta missing")
 	}
 
-	dom := renderInChromium(t, page.Bytes())
+	dom := testenv.ChromiumPage(t, page.Bytes())
 	if errs := attr(t, dom, "data-errors"); errs != "" {
 		t.Fatalf("page errors: %s", errs)
 	}
@@ -109,7 +81,7 @@ func TestHTMLErrorTrapsWork(t *testing.T) {
 	}
 	bad := strings.Replace(page.String(), "</body>",
 		`<script>fetch("http://127.0.0.1:9/leak").catch(function(){}); null.boom();</script></body>`, 1)
-	dom := renderInChromium(t, []byte(bad))
+	dom := testenv.ChromiumPage(t, []byte(bad))
 	errs := attr(t, dom, "data-errors")
 	if !strings.Contains(errs, "blocked by CSP") || !strings.Contains(errs, "null") {
 		t.Errorf("data-errors = %q, want the CSP violation and the TypeError", errs)

@@ -2,52 +2,19 @@ package serve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/perflab/perflab/internal/testenv"
 )
-
-// chromiumDOM loads url in a fresh headless Chromium (its own profile
-// directory, so nothing carries over between loads) and returns the DOM
-// after the page's scripts ran. With shot, it also writes a screenshot.
-func chromiumDOM(t *testing.T, url, shot string) string {
-	t.Helper()
-	bin := testenv.RequireTool(t, "chromium")
-	dir := t.TempDir()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + filepath.Join(dir, "profile"), "--run-all-compositor-stages-before-draw",
-		"--virtual-time-budget=5000"}
-	if shot != "" {
-		runChromium(t, bin, append(args[:len(args):len(args)], "--window-size=1100,760", "--hide-scrollbars", "--screenshot="+shot, url))
-	}
-	return runChromium(t, bin, append(args[:len(args):len(args)], "--dump-dom", url))
-}
-
-func runChromium(t *testing.T, bin string, args []string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	return stdout.String()
-}
 
 func htmlAttr(t *testing.T, dom, name string) string {
 	t.Helper()
@@ -133,7 +100,10 @@ func TestViewsInChromium(t *testing.T) {
 			reqs.mu.Lock()
 			before := len(reqs.paths)
 			reqs.mu.Unlock()
-			dom := chromiumDOM(t, srv.URL+v.url, shot)
+			if shot != "" {
+				testenv.ChromiumScreenshot(t, srv.URL+v.url, shot, 1100, 760)
+			}
+			dom := testenv.ChromiumDOM(t, srv.URL+v.url)
 			if errs := htmlAttr(t, dom, "data-errors"); errs != "" {
 				t.Errorf("page errors: %s", errs)
 			}
@@ -172,7 +142,7 @@ func TestPermalinkInNewBrowser(t *testing.T) {
 	srv := httptest.NewServer(New(st, Config{Listen: "127.0.0.1:0"}).Handler())
 	defer srv.Close()
 	u := srv.URL + "/history?probe=syscall&host=node01&host=node03&from=2026-10-02&to=2026-10-10T12:00:00Z"
-	first, second := chromiumDOM(t, u, ""), chromiumDOM(t, u, "")
+	first, second := testenv.ChromiumDOM(t, u), testenv.ChromiumDOM(t, u)
 	if first != second {
 		t.Errorf("the permalink rendered differently in a new browser")
 	}
@@ -198,7 +168,7 @@ func TestErrorTrapsWork(t *testing.T) {
 		w.Write([]byte(body))
 	}))
 	defer srv.Close()
-	dom := chromiumDOM(t, srv.URL+"/", "")
+	dom := testenv.ChromiumDOM(t, srv.URL+"/")
 	errs := htmlAttr(t, dom, "data-errors")
 	if !strings.Contains(errs, "blocked by CSP") || !strings.Contains(errs, "null") {
 		t.Errorf("data-errors = %q, want the CSP violation and the TypeError", errs)

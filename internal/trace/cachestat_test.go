@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/testenv"
@@ -42,6 +43,7 @@ func TestCachestatColdThenWarm(t *testing.T) {
 	}
 	f.Close()
 
+	var resident [2]float64 // % of the file in the page cache before each read
 	measure := func(evict bool) CacheCounts {
 		t.Helper()
 		f, err := os.Open(path)
@@ -56,6 +58,7 @@ func TestCachestatColdThenWarm(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		resident[map[bool]int{true: 0, false: 1}[evict]] = residentPct(t, f, size)
 		ctx, cancel := context.WithCancel(context.Background())
 		ready := make(chan struct{})
 		var rep *CacheReport
@@ -113,12 +116,42 @@ func TestCachestatColdThenWarm(t *testing.T) {
 			t.Fatal("no hit ratio")
 		}
 	}
-	if *cold.RatioPct > 5 {
-		t.Errorf("cold read hit ratio %.1f%%, want near 0", *cold.RatioPct)
+	// The truth is what the page cache held when each read began
+	// (mincore): nothing after the eviction, and after the cold read
+	// whatever the host's memory pressure left of it (89.8% and 94.7% in
+	// runs beside seven engineers' builds, so "near 100" is not the
+	// truth). Pages can still leave the cache during the read, never
+	// arrive ahead of it except by read-ahead, hence the asymmetric slack.
+	t.Logf("resident before the cold read %.1f%%, before the warm read %.1f%%", resident[0], resident[1])
+	if *cold.RatioPct > resident[0]+5 {
+		t.Errorf("cold read hit ratio %.1f%% with %.1f%% of the file cached, want near it", *cold.RatioPct, resident[0])
 	}
-	if *warm.RatioPct < 95 {
-		t.Errorf("warm read hit ratio %.1f%%, want near 100", *warm.RatioPct)
+	if *warm.RatioPct < resident[1]-10 || *warm.RatioPct > resident[1]+5 {
+		t.Errorf("warm read hit ratio %.1f%% with %.1f%% of the file cached, want near it", *warm.RatioPct, resident[1])
 	}
+	if resident[1] < 50 {
+		testenv.Unavailable(t, "memory pressure evicted %.0f%% of a freshly read 256 MiB file: cannot tell hits from misses", 100-resident[1])
+	}
+}
+
+// residentPct is the share of the file's pages in the page cache, from
+// mincore(2) on a read-only mapping (mapping does not fault pages in).
+func residentPct(t *testing.T, f *os.File, size int) float64 {
+	t.Helper()
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	vec := make([]byte, (size+4095)/4096)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatal(e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return 100 * float64(n) / float64(len(vec))
 }
 
 func selfCgroup(t *testing.T) string {

@@ -2,9 +2,7 @@ package fold
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,20 +22,7 @@ import (
 
 func readFixture(t testing.TB, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testenv.Gunzip(t, path)
 }
 
 // flagSets maps the expected-file tag to options, as capture.sh names them.

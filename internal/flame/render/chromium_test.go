@@ -1,17 +1,12 @@
 package render
 
 import (
-	"context"
-	"encoding/json"
 	"math"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/perflab/perflab/internal/flame/folded"
 	"github.com/perflab/perflab/internal/testenv"
@@ -22,31 +17,7 @@ import (
 // page's own handlers, and returns what the page wrote into #selftest.
 func selftest(t *testing.T, file, search, click string) map[string]any {
 	t.Helper()
-	chromium := testenv.RequireTool(t, "chromium")
-	u := url.URL{Scheme: "file", Path: file, Fragment: "perflab-selftest:search=" + search + "&click=" + click}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--run-all-compositor-stages-before-draw", "--virtual-time-budget=5000", "--dump-dom", u.String())
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	m := regexp.MustCompile(`id="selftest"[^>]*>([^<]*)<`).FindSubmatch(out)
-	if m == nil || len(m[1]) == 0 {
-		t.Fatalf("page did not run its self-test; DOM tail: %.400s", out[max(0, len(out)-400):])
-	}
-	var res map[string]any
-	unescaped := regexp.MustCompile(`&quot;`).ReplaceAll(m[1], []byte(`"`))
-	if err := json.Unmarshal(unescaped, &res); err != nil {
-		t.Fatalf("self-test output %s: %v", m[1], err)
-	}
-	if res["ok"] != true {
-		t.Fatalf("self-test failed in the page: %v", res)
-	}
-	return res
+	return testenv.ChromiumSelfTest(t, file, "search="+search+"&click="+click)
 }
 
 // coveredShare is the share of samples under frames whose display name
