@@ -167,9 +167,24 @@ func (s *Series) Annotate(ctx context.Context, load SnapshotFunc, isMissing func
 			c.NoSnapshot = after.RunID
 		default:
 			c.Settings = append(c.Settings, compare.DiffSnapshots(a, b)...)
+			s.rankSettings(c)
 		}
 	}
 	return nil
+}
+
+// rankSettings orders a change point's differing facts by compare's
+// explanation of the move (compare.RankFact: kind, knowledge, direction),
+// the order compare and fleet name causes in; state facts go last.
+func (s *Series) rankSettings(c *Change) {
+	moved := compare.Verdict("")
+	if c.Verdict.Changed() {
+		moved = c.Verdict
+	}
+	rank := func(d compare.Diff) compare.FactRank {
+		return compare.RankFact(d.Path, d.Before, d.After, s.Probe, s.Metric, s.Unit, moved)
+	}
+	sort.SliceStable(c.Settings, func(i, j int) bool { return rank(c.Settings[i]).Better(rank(c.Settings[j])) })
 }
 
 func loadSnap(ctx context.Context, load SnapshotFunc, id string, isMissing func(error) bool) (*snapshot.Snapshot, error) {
