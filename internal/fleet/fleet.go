@@ -370,7 +370,7 @@ func metrics(runs []*run.Run, hosts []Host, gs []Group, ss []Setting) []Metric {
 		if !r.Complete || r.Stop == run.StopFailed || r.Stop == run.StopInterrupted {
 			continue
 		}
-		ps := paramString(r)
+		ps := r.ParamKey()
 		for _, md := range r.Metrics {
 			vs := r.Values(md.Name)
 			if len(vs) == 0 {
@@ -417,21 +417,6 @@ func metrics(runs []*run.Run, hosts []Host, gs []Group, ss []Setting) []Metric {
 	return out
 }
 
-func paramString(r *run.Run) string {
-	ks := make([]string, 0, len(r.Params))
-	for k := range r.Params {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	var b []string
-	for _, k := range ks {
-		b = append(b, k+"="+r.Params[k])
-	}
-	if r.CPUs != "" {
-		b = append(b, "cpus="+r.CPUs)
-	}
-	return strings.Join(b, " ")
-}
 
 func mad(xs []float64) float64 {
 	m := stats.Median(xs)

@@ -19,7 +19,6 @@ import (
 	"github.com/perflab/perflab/internal/effect"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/changepoint"
@@ -110,7 +109,7 @@ func Build(runs []*run.Run, probe, metric string, o changepoint.Options) []*Seri
 }
 
 func groupOf(groups map[string]*Series, r *run.Run, metric string) *Series {
-	ps := paramString(r)
+	ps := r.ParamKey()
 	key := r.Host + "\x00" + ps
 	s := groups[key]
 	if s == nil {
@@ -198,16 +197,3 @@ func loadSnap(ctx context.Context, load SnapshotFunc, id string, isMissing func(
 	return snap, err
 }
 
-// paramString is a run's parameters and placement in a canonical order,
-// the rule compare uses to keep different measurements apart.
-func paramString(r *run.Run) string {
-	kv := make([]string, 0, len(r.Params)+1)
-	for k, v := range r.Params {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	if r.CPUs != "" {
-		kv = append(kv, "cpus="+r.CPUs)
-	}
-	return strings.Join(kv, " ")
-}
