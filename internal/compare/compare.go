@@ -295,7 +295,9 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	rl := compareRuns(opt.Confidence)
 	d.P = rl.P
 	d.Drift = RunDrift{Source: rl.Source, RunsBase: rl.Ka, RunsOther: rl.Kb, DF: rl.DF}
-	if rl.DF > 0 {
+	// A metric that is 0 in every run (an exec probe's system time) has
+	// no relative drift: NaN would break the JSON report.
+	if rl.DF > 0 && !math.IsNaN(rl.DriftPct) && !math.IsInf(rl.DriftPct, 0) {
 		d.Drift.Pct = rl.DriftPct
 		d.Drift.RunsNeeded = stats.RunsNeeded(rl.DriftPct, 100*opt.Margin, opt.Alpha)
 	}

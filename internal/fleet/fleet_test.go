@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,13 +16,12 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/fixture/fixturesnap"
+	"github.com/perflab/perflab/internal/golden"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const (
 	cpu8163 = "Intel(R) Xeon(R) Platinum 8163 CPU @ 2.50GHz"
@@ -396,28 +393,7 @@ func TestGolden(t *testing.T) {
 			if err := f.write(&b, r); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+"."+f.ext, b.String())
+			golden.Check(t, filepath.Join("testdata", name+"."+f.ext+".golden"), []byte(b.String()))
 		}
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run go test -update to accept):\n%s", path, got)
 	}
 }

@@ -4,21 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/internal/changepoint"
+	"github.com/perflab/perflab/internal/golden"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func init() { time.Local = time.UTC } // text output shows local time
 
@@ -161,27 +158,7 @@ func TestRenderGolden(t *testing.T) {
 		if err := c.write(&b); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, c.name, b.String())
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s:\n%s", name, path, got)
+		golden.Check(t, filepath.Join("testdata", c.name+".golden"), []byte(b.String()))
 	}
 }
 

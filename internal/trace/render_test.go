@@ -2,35 +2,14 @@ package trace
 
 import (
 	"bytes"
-	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/internal/bpf"
+	"github.com/perflab/perflab/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s:\n%s", name, path, got)
-	}
-}
 
 func fixtureRetrans() *RetransReport { return fixtureRetransPID(0) }
 
@@ -81,7 +60,7 @@ func TestRetransRender(t *testing.T) {
 		if err := WriteRetrans(&b, r, f, 10); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "retrans."+f, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "retrans."+f+".golden"), b.Bytes())
 	}
 }
 
@@ -121,7 +100,7 @@ func TestCacheRender(t *testing.T) {
 		if err := WriteCache(&b, r, f, false); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "cachestat."+f, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "cachestat."+f+".golden"), b.Bytes())
 	}
 }
 
