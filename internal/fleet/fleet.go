@@ -417,7 +417,6 @@ func metrics(runs []*run.Run, hosts []Host, gs []Group, ss []Setting) []Metric {
 	return out
 }
 
-
 func mad(xs []float64) float64 {
 	m := stats.Median(xs)
 	d := make([]float64, len(xs))

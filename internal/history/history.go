@@ -196,4 +196,3 @@ func loadSnap(ctx context.Context, load SnapshotFunc, id string, isMissing func(
 	}
 	return snap, err
 }
-
