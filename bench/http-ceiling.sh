@@ -51,6 +51,7 @@ http { access_log off; keepalive_requests 100000000;
 CONF
 setsid nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
 nginx_pid=$!
+disown
 url=http://127.0.0.1:$port/index.html
 for _ in $(seq 50); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
 
@@ -59,15 +60,15 @@ wrk_hdr=()
 
 printf "%-6s %-8s %12s %16s\n" round tool "req/s" "CPU µs/request"
 for r in $(seq "$ROUNDS"); do
-	/usr/bin/time -f "%U %S" -o "$work/t" wrk -t2 -c"$CONNS" -d"${SECS}s" "${wrk_hdr[@]}" "$url" >"$work/w"
-	rps=$(awk '/Requests\/sec/ {print $2}' "$work/w")
-	reqs=$(awk '/requests in/ {print $1}' "$work/w")
-	cpu=$(awk '{print $1 + $2}' "$work/t")
+	/usr/bin/time -f "%U %S" -o "$work/out.time" wrk -t2 -c"$CONNS" -d"${SECS}s" "${wrk_hdr[@]}" "$url" >"$work/out.wrk"
+	rps=$(awk '/Requests\/sec/ {print $2}' "$work/out.wrk")
+	reqs=$(awk '/requests in/ {print $1}' "$work/out.wrk")
+	cpu=$(awk '{print $1 + $2}' "$work/out.time")
 	printf "%-6s %-8s %12.0f %16.1f\n" "$r" wrk "$rps" "$(python3 -c "print($cpu * 1e6 / $reqs)")"
 
-	/usr/bin/time -f "%U %S" -o "$work/t" "$PERFLAB" bench "$url" --param connections="$CONNS" --param duration="${SECS}s" \
-		--param keepalive="$KEEPALIVE" --min-runs 1 --max-runs 1 --warmup 0 --precision 0 --no-store --no-noise-check --format json >"$work/p" 2>/dev/null
-	rps=$(python3 -c "import json,sys; print(next(s['value'] for s in json.load(open(sys.argv[1]))[0]['samples'] if s['metric'] == 'requests_per_sec'))" "$work/p")
-	cpu=$(awk '{print $1 + $2}' "$work/t")
+	/usr/bin/time -f "%U %S" -o "$work/out.time" "$PERFLAB" bench "$url" --param connections="$CONNS" --param duration="${SECS}s" \
+		--param keepalive="$KEEPALIVE" --min-runs 1 --max-runs 1 --warmup 0 --precision 0 --no-store --no-noise-check --format json >"$work/out.perflab" 2>/dev/null
+	rps=$(python3 -c "import json,sys; print(next(m['median'] for m in json.load(open(sys.argv[1]))[0]['metrics'] if m['name'] == 'requests_per_sec'))" "$work/out.perflab")
+	cpu=$(awk '{print $1 + $2}' "$work/out.time")
 	printf "%-6s %-8s %12.0f %16.1f\n" "$r" perflab "$rps" "$(python3 -c "print($cpu * 1e6 / ($rps * $SECS))")"
 done

@@ -77,7 +77,7 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 		return err
 	}
 	if f.dryRun {
-		return writeOut(&f.out, e.stdout, func(w io.Writer) error { return report.BisectPlan(w, bisect.DryRun(opt), f.out.format) })
+		return writeResult(&f.out, e.stdout, bisect.DryRun(opt))
 	}
 	if !f.yes {
 		return clierr.Usagef("pass --yes: bisect flips the listed settings (journaled, restored at the end); --dry-run shows them", "refusing to change the host's settings without --yes")
@@ -92,8 +92,7 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 		}
 	}
 	if res != nil {
-		style := termfmt.Style{On: f.out.format == "text" && f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
-		if werr := writeOut(&f.out, e.stdout, func(w io.Writer) error { return report.Bisect(w, res, f.out.format, style) }); werr != nil {
+		if werr := writeResult(&f.out, e.stdout, res); werr != nil {
 			return werr
 		}
 	}
@@ -166,7 +165,7 @@ func storeBisect(ctx context.Context, db string, res *bisect.Result) (string, er
 	}
 	defer st.Close()
 	var b bytes.Buffer
-	if err := report.Bisect(&b, res, "json", termfmt.Style{}); err != nil {
+	if err := report.Write(&b, res, report.FormatJSON, report.Options{}); err != nil {
 		return "", err
 	}
 	id := newReportID()

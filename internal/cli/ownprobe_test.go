@@ -145,7 +145,7 @@ http { access_log off; keepalive_requests %[3]d;
 		return fmt.Sprintf("%s=cp %s.%s %s && %s -p %s -c %s -s reload -e %s/error.log && sleep 0.5", name, live, name, live, bin, dir, live, dir)
 	}
 	code, out, stderr := runCLI(t, "bench", url, "--param", "duration=500ms", "--state", state("many"), "--state", state("one"),
-		"--blocks", "3", "--max-runs", "6", "--no-noise-check", "--no-store", "--format", "json")
+		"--blocks", "8", "--min-runs", "3", "--max-runs", "3", "--no-noise-check", "--no-store", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -80,6 +78,5 @@ func showBisect(ctx context.Context, e *env, out *outputFlags, db, id string) er
 	if err != nil {
 		return clierr.Runtimef("", "bisect %s: %v", r.ID, err)
 	}
-	style := termfmt.Style{On: out.format == "text" && out.output == "" && termfmt.ColorEnabled(e.stdout)}
-	return writeOut(out, e.stdout, func(w io.Writer) error { return report.Bisect(w, res, out.format, style) })
+	return writeResult(out, e.stdout, res)
 }

@@ -101,13 +101,7 @@ func newTunePlanCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeOut(&f.out, e.stdout, func(w io.Writer) error {
-				if f.out.format == "json" {
-					return writeJSON(w, p)
-				}
-				report.TunePlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
-				return nil
-			})
+			return writeResult(&f.out, e.stdout, p)
 		},
 	}
 	f.register(cmd)
@@ -293,17 +287,7 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 					bad++
 				}
 			}
-			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
-			if err := writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					if drift == nil {
-						drift = []tune.Drift{}
-					}
-					return writeJSON(w, drift)
-				}
-				report.TuneVerify(w, drift, st)
-				return nil
-			}); err != nil {
+			if err := writeResult(&out, e.stdout, report.TuneDrift(drift)); err != nil {
 				return err
 			}
 			if bad > 0 {
@@ -366,13 +350,7 @@ func newTuneStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
 			}
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					return writeJSON(w, j)
-				}
-				report.TuneStatus(w, j)
-				return nil
-			})
+			return writeResult(&out, e.stdout, j)
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")

@@ -31,9 +31,11 @@ func OpenPID(fs hostfs.FS, pid int) (*Target, error) {
 		return nil, &RefError{Ref: strconv.Itoa(pid), Problem: "not a process id"}
 	}
 	data, err := fs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-	if err != nil {
+	if err != nil && !fs.Exists("/proc/"+strconv.Itoa(pid)+"/stat") {
 		return nil, &RefError{Ref: "pid " + strconv.Itoa(pid), Problem: "no such process (" + hostfs.Reason("/proc/"+strconv.Itoa(pid)+"/cgroup", err) + ")"}
 	}
+	// A process whose cgroup file a captured tree lacks is still a
+	// process: its own facts are collected, its cgroup is unknown.
 	inv := Inventory{Names: append(podmanNames(fs, "/var/lib/containers/storage/overlay-containers/containers.json"), dockerNames(fs)...), Pods: podLogs(fs)}
 	inv.Names = append(inv.Names, kubeLogNames(fs)...)
 	return &Target{Host: fs, C: ForPID(inv, pid, cgroupOf(string(data)))}, nil

@@ -66,9 +66,9 @@ func FromInventory(hosts []inventory.Host) []Host {
 		}
 		fh := Host{Name: h.Name, Target: t, Local: h.Connection == "local"}
 		switch {
-		case h.Connection != "ssh" && h.Connection != "local":
+		case h.Connection != "" && h.Connection != "ssh" && h.Connection != "local":
 			fh.Refuse = "ansible_connection=" + h.Connection + ": perflab reaches hosts over SSH or runs locally (ansible_connection=ssh or local)"
-		case h.Become && h.Connection == "ssh" && h.User != "root":
+		case h.Become && !fh.Local && h.User != "root":
 			fh.Refuse = "ansible_become is set: perflab does not escalate privileges; connect as root (ansible_user=root) or unset ansible_become for this host"
 		}
 		out = append(out, fh)

@@ -155,7 +155,7 @@ type runsDoc struct {
 // runs lists stored runs, newest first, a page at a time.
 func (s *Server) runs(ctx context.Context, q url.Values) (*result, error) {
 	p := newParams(q, "host", "probe", "label", "page", "per")
-	d := runsDoc{Filter: store.Filter{Host: p.str("host"), Probe: p.str("probe"), Label: p.str("label")},
+	d := runsDoc{Filter: store.Filter{Host: p.str("host"), Probe: p.probe("probe"), Label: p.str("label")},
 		Page: p.int("page", 0, 1<<20), Per: p.int("per", 50, maxPageRuns)}
 	if p.err != nil {
 		return nil, p.err

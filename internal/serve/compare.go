@@ -29,7 +29,7 @@ const historyRuns = 20
 func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 	p := newParams(q, "s*", "probe", "nohistory")
 	names := p.strs("s", maxSides)
-	probe := p.str("probe")
+	probe := p.probe("probe")
 	noHistory := q.Get("nohistory") == "1"
 	if p.err != nil {
 		return nil, p.err

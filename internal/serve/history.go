@@ -41,7 +41,7 @@ type historyDoc struct {
 
 func (s *Server) history(ctx context.Context, q url.Values) (*result, error) {
 	p := newParams(q, "probe", "metric", "host*", "from", "to", "n")
-	d := historyDoc{Probe: p.str("probe"), Metric: p.str("metric"), Hosts: p.strs("host", maxOverlay),
+	d := historyDoc{Probe: p.probe("probe"), Metric: p.str("metric"), Hosts: p.strs("host", maxOverlay),
 		Limit: p.int("n", 100, maxSeriesRuns), Series: []seriesView{}, Metrics: []string{}}
 	from, to := p.time("from"), p.time("to")
 	if p.err != nil {

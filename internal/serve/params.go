@@ -89,6 +89,19 @@ func (p *params) str(key string) string {
 	return v
 }
 
+// probe reads a probe name. Your own probes are named by their command or
+// URL (exec:sleep 0.02, http://…/?a=b), which hold spaces and quotes that
+// other names do not; the pages escape what they print, so only control
+// characters and overlong values are refused.
+func (p *params) probe(key string) string {
+	v := p.q.Get(key)
+	if len(v) > 4096 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		p.fail(badf("%s: a probe name has no control characters and at most 4096 bytes", key))
+		return ""
+	}
+	return v
+}
+
 func (p *params) strs(key string, most int) []string {
 	vs := p.q[key]
 	if len(vs) > most {

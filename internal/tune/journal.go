@@ -14,6 +14,7 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,18 +105,21 @@ const maxJournal = 64 << 20
 func (h Host) openDir(create bool) (*os.File, error) {
 	var d *os.File
 	var err error
-	if h.Dir != "" {
+	// An explicit directory (Host.Dir, else PERFLAB_TUNE_DIR) is opened
+	// as given, as dir() names it; only the default is under the root.
+	own := h.dir()
+	if h.Dir != "" || os.Getenv("PERFLAB_TUNE_DIR") != "" {
 		if create {
-			if err := os.MkdirAll(h.Dir, 0o700); err != nil {
-				return nil, fmt.Errorf("cannot create %s: %w (run as root)", h.Dir, err)
+			if err := os.MkdirAll(own, 0o700); err != nil {
+				return nil, fmt.Errorf("cannot create %s: %w (run as root)", own, err)
 			}
 		}
 		var fd int
-		fd, err = unix.Open(h.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(own, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
-			d = os.NewFile(uintptr(fd), h.Dir)
+			d = os.NewFile(uintptr(fd), own)
 		} else {
-			err = &fs.PathError{Op: "open", Path: h.Dir, Err: err}
+			err = &fs.PathError{Op: "open", Path: own, Err: err}
 		}
 	} else {
 		if create {
@@ -233,7 +237,8 @@ func (j *Journal) validate(name string) error {
 
 // ValidTarget reports whether a change names a knob tune may write: a
 // sysctl name, a file under /proc/sys or /sys written as a clean absolute
-// path, or a network interface name.
+// path, another /proc file only where the knob catalogue has a knob for it
+// (an IRQ's smp_affinity_list), or a network interface name.
 func ValidTarget(c audit.Change) error {
 	switch c.Kind {
 	case audit.KindSysctl:
@@ -242,8 +247,10 @@ func ValidTarget(c audit.Change) error {
 		}
 	case audit.KindFile:
 		p := c.Target
-		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/")) || strings.ContainsRune(p, 0) {
-			return fmt.Errorf("targets %q, outside /proc/sys and /sys", p)
+		_, catalogued := knob.ForFile(p)
+		inProc := strings.HasPrefix(p, "/proc/") && catalogued
+		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || inProc) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("targets %q, outside /proc/sys, /sys and the catalogue's /proc knobs", p)
 		}
 	case audit.KindChannels:
 		if c.Target == "" || len(c.Target) > 15 || strings.ContainsAny(c.Target, "/ \x00:") || c.Target == "." || c.Target == ".." {

@@ -67,7 +67,10 @@ func TestHTTPMatchesWrk(t *testing.T) {
 // At a fixed rate beyond what the server answers, requests queue behind
 // their intended send times, and latency from the intended time grows
 // through the run: a request intended at t waits about t·(1 − C/rate),
-// which is what wrk2 reports. An uncorrected closed loop reads flat.
+// which is what wrk2 reports. An uncorrected closed loop reads flat. The
+// rate is 5× the closed loop's so that the server stays saturated when
+// the shared host's capacity doubles between measurements, and the model
+// takes the rate actually answered in the same sample.
 func TestHTTPOpenLoopBeyondCapacityGrows(t *testing.T) {
 	n := startNginx(t, "")
 	p, _ := AdHoc(n.url)
@@ -77,7 +80,7 @@ func TestHTTPOpenLoopBeyondCapacityGrows(t *testing.T) {
 	}
 	capacity := closed.Values("requests_per_sec")[0]
 	closedP99 := closed.Values("latency_p99")[0]
-	rate := 2 * capacity
+	rate := 5 * capacity
 	var p99 []float64
 	for _, d := range []time.Duration{2 * time.Second, 4 * time.Second} {
 		r, err := benchOnce(t, p, probe.Params{"connections": "4", "duration": d.String(), "rate": fmt.Sprint(math.Round(rate))}, 1, 0)
@@ -97,9 +100,10 @@ func TestHTTPOpenLoopBeyondCapacityGrows(t *testing.T) {
 		}
 		p99 = append(p99, v)
 	}
-	if p99[1] < 1.4*p99[0] {
-		t.Errorf("p99 %.0f ms over 4 s vs %.0f ms over 2 s: it should grow with the run, not stay flat", p99[1], p99[0])
-	}
+	// Growth with the run's length is the model's D factor: each sample
+	// is held to 0.99·D·(1 − answered/asked) with its own answered rate,
+	// since the shared host's capacity can double between two samples
+	// (p99[1] against p99[0] alone would then be a coin toss).
 	if p99[0] < 5*closedP99 {
 		t.Errorf("open-loop p99 %.0f ms is not far above the closed loop's %.1f ms", p99[0], closedP99)
 	}

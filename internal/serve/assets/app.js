@@ -1,23 +1,8 @@
 (function () {
   'use strict';
-  // Errors and blocked requests are recorded on <html data-errors>, as in
-  // the report page, so a headless browser test can read them from the DOM.
+  // Errors and blocked requests are recorded on <html data-errors> by the
+  // page shell's error trap (report.ErrorTrap), which runs first.
   var root = document.documentElement;
-  var errors = [];
-  function recordError(msg) {
-    errors.push(String(msg));
-    root.setAttribute('data-errors', errors.join(' | '));
-  }
-  root.setAttribute('data-errors', '');
-  window.addEventListener('error', function (e) { recordError(e.message || 'script error'); });
-  document.addEventListener('securitypolicyviolation', function (e) {
-    recordError('blocked by CSP: ' + e.violatedDirective + ' ' + e.blockedURI);
-  });
-  var consoleError = console.error;
-  console.error = function () {
-    recordError(Array.prototype.join.call(arguments, ' '));
-    consoleError.apply(console, arguments);
-  };
 
   var SVGNS = 'http://www.w3.org/2000/svg';
   var COLORS = ['#3465a4', '#e07b00', '#2e9e6b', '#9c3fb5', '#b8860b', '#c0392b', '#16a085', '#7f8c8d'];
@@ -250,7 +235,7 @@
     return svg;
   }
 
-  (views[doc.view] || function () { recordError('unknown view ' + doc.view); })();
+  (views[doc.view] || function () { console.error('unknown view ' + doc.view); })();
   root.setAttribute('data-charts', String(charts));
   root.setAttribute('data-rendered', '1');
 })();

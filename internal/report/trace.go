@@ -1,26 +1,18 @@
-package trace
+package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/perflab/perflab/internal/trace"
 )
 
-func writeJSON(w io.Writer, v any) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(v)
-}
-
-// WriteRetrans renders a retransmission report as text, json or md.
-func WriteRetrans(w io.Writer, r *RetransReport, format string, events int) error {
-	if format == "json" {
-		return writeJSON(w, r)
-	}
-	md := format == "md"
+// retransText renders a retransmission report as text or md.
+func retransText(w io.Writer, r *trace.RetransReport, md bool, events int) error {
 	if md {
 		fmt.Fprintf(w, "## TCP retransmissions, %.1f s\n\n", r.Seconds)
 	}
@@ -47,10 +39,10 @@ func WriteRetrans(w io.Writer, r *RetransReport, format string, events int) erro
 			if f.PID != 0 {
 				pid = fmt.Sprint(f.PID)
 			}
-			rows = append(rows, []string{f.Src.String(), f.Dst.String(), pid, orDash(f.Comm), f.State,
+			rows = append(rows, []string{f.Src.String(), f.Dst.String(), pid, dashIfEmpty(f.Comm), f.State,
 				fmt.Sprint(f.Retrans), fmt.Sprint(f.Segs), fmt.Sprintf("%.2f", f.PerSec), fmt.Sprintf("%.1f%%", f.SharePct), fmt.Sprint(f.TLP)})
 		}
-		table(w, md, head, rows)
+		traceTable(w, md, head, rows)
 	}
 	if events > 0 && len(r.Events) > 0 {
 		fmt.Fprintln(w)
@@ -60,51 +52,47 @@ func WriteRetrans(w io.Writer, r *RetransReport, format string, events int) erro
 			if i >= events {
 				break
 			}
-			rows = append(rows, []string{e.Time.Format("15:04:05.000"), e.Kind, fmt.Sprint(e.PID), orDash(e.Comm),
+			rows = append(rows, []string{e.Time.Format("15:04:05.000"), e.Kind, fmt.Sprint(e.PID), dashIfEmpty(e.Comm),
 				e.Src.String(), e.Dst.String(), e.State, fmt.Sprint(e.Segs)})
 		}
-		table(w, md, head, rows)
+		traceTable(w, md, head, rows)
 	}
-	notes(w, r.Notes)
+	traceNotes(w, r.Notes)
 	return nil
 }
 
-// WriteCacheHeader and WriteCacheLine stream cachestat's text output.
-func WriteCacheHeader(w io.Writer, unit string) {
+// CacheHeader and CacheLine stream cachestat's text output.
+func CacheHeader(w io.Writer, unit string) {
 	fmt.Fprintf(w, "%-8s %12s %12s %12s %10s %8s %14s\n", "TIME", "ACCESSES", "HITS", "MISSES", "DIRTIED", "RATIO", "PGPGIN_PAGES")
 }
 
-func WriteCacheLine(w io.Writer, iv CacheInterval) {
-	fmt.Fprintf(w, "%-8s %12d %12d %12d %10d %8s %14d\n", iv.Time.Format("15:04:05"), iv.Accesses, iv.Hits, iv.Misses, iv.Dirtied, ratio(iv.RatioPct), iv.PgpginPages)
+func CacheLine(w io.Writer, iv trace.CacheInterval) {
+	fmt.Fprintf(w, "%-8s %12d %12d %12d %10d %8s %14d\n", iv.Time.Format("15:04:05"), iv.Accesses, iv.Hits, iv.Misses, iv.Dirtied, cacheRatio(iv.RatioPct), iv.PgpginPages)
 }
 
-// WriteCache renders the whole report (the text form after the streamed
+// cacheText renders the whole report (the text form after the streamed
 // lines: totals, cgroups, files, notes).
-func WriteCache(w io.Writer, r *CacheReport, format string, streamed bool) error {
-	if format == "json" {
-		return writeJSON(w, r)
-	}
-	md := format == "md"
+func cacheText(w io.Writer, r *trace.CacheReport, md, streamed bool) error {
 	if md {
 		fmt.Fprintf(w, "## Page cache, %.1f s\n\nProbes: %s; counts in %s.\n\n", r.Seconds, r.Probes, r.Unit)
 		var rows [][]string
 		for _, iv := range r.Intervals {
 			rows = append(rows, cacheRow(iv.Time.Format("15:04:05"), iv.CacheCounts, fmt.Sprint(iv.PgpginPages)))
 		}
-		table(w, true, []string{"TIME", "ACCESSES", "HITS", "MISSES", "DIRTIED", "RATIO", "PGPGIN PAGES"}, rows)
+		traceTable(w, true, []string{"TIME", "ACCESSES", "HITS", "MISSES", "DIRTIED", "RATIO", "PGPGIN PAGES"}, rows)
 		fmt.Fprintln(w)
 	} else if !streamed {
-		WriteCacheHeader(w, r.Unit)
+		CacheHeader(w, r.Unit)
 		for _, iv := range r.Intervals {
-			WriteCacheLine(w, iv)
+			CacheLine(w, iv)
 		}
 	}
 	t := r.Total
 	fmt.Fprintf(w, "total: %d accesses, %d hits, %d misses, %d dirtied (%s): hit ratio %s; vmstat pgpgin %d pages\n",
-		t.Accesses, t.Hits, t.Misses, t.Dirtied, r.Unit, ratio(t.RatioPct), t.PgpginPages)
+		t.Accesses, t.Hits, t.Misses, t.Dirtied, r.Unit, cacheRatio(t.RatioPct), t.PgpginPages)
 	for _, g := range []struct {
 		title string
-		rows  []CacheGroup
+		rows  []trace.CacheGroup
 	}{{"cgroups", r.Cgroups}, {"files", r.Files}} {
 		if len(g.rows) == 0 {
 			continue
@@ -114,33 +102,33 @@ func WriteCache(w io.Writer, r *CacheReport, format string, streamed bool) error
 		for _, c := range g.rows {
 			rows = append(rows, cacheRow(c.Name, c.CacheCounts, "")[:6])
 		}
-		table(w, md, []string{strings.ToUpper(strings.TrimSuffix(g.title, "s")), "ACCESSES", "HITS", "MISSES", "DIRTIED", "RATIO"}, rows)
+		traceTable(w, md, []string{strings.ToUpper(strings.TrimSuffix(g.title, "s")), "ACCESSES", "HITS", "MISSES", "DIRTIED", "RATIO"}, rows)
 	}
-	notes(w, r.Notes)
+	traceNotes(w, r.Notes)
 	return nil
 }
 
-func cacheRow(name string, c CacheCounts, extra string) []string {
-	return []string{name, fmt.Sprint(c.Accesses), fmt.Sprint(c.Hits), fmt.Sprint(c.Misses), fmt.Sprint(c.Dirtied), ratio(c.RatioPct), extra}
+func cacheRow(name string, c trace.CacheCounts, extra string) []string {
+	return []string{name, fmt.Sprint(c.Accesses), fmt.Sprint(c.Hits), fmt.Sprint(c.Misses), fmt.Sprint(c.Dirtied), cacheRatio(c.RatioPct), extra}
 }
 
-// WriteLocks prints the longest lock waits.
-func WriteLocks(w io.Writer, l *Locks, top int) {
+// Locks prints the longest lock waits.
+func Locks(w io.Writer, l *trace.Locks, top int) {
 	fmt.Fprintf(w, "futex waits over %.1f s, longest total first:\n", l.Elapsed.Seconds())
 	for i, x := range l.Waits {
 		if i >= top {
 			break
 		}
-		fmt.Fprintf(w, "  %10s in %6d waits (max %s)  pid %d %s  lock %s\n", round(x.Total), x.Count, round(x.Max), x.PID, x.Comm, x.Address)
+		fmt.Fprintf(w, "  %10s in %6d waits (max %s)  pid %d %s  lock %s\n", roundWait(x.Total), x.Count, roundWait(x.Max), x.PID, x.Comm, x.Address)
 		for j := len(x.Stack) - 1; j >= 0 && j >= len(x.Stack)-8; j-- {
 			fmt.Fprintf(w, "        %s\n", x.Stack[j])
 		}
 	}
 }
 
-func round(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+func roundWait(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
 
-func table(w io.Writer, md bool, head []string, rows [][]string) {
+func traceTable(w io.Writer, md bool, head []string, rows [][]string) {
 	if md {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
 		for _, r := range rows {
@@ -156,17 +144,10 @@ func table(w io.Writer, md bool, head []string, rows [][]string) {
 	tw.Flush()
 }
 
-func notes(w io.Writer, ns []string) {
+func traceNotes(w io.Writer, ns []string) {
 	for _, n := range ns {
 		fmt.Fprintln(w, "note: "+n)
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func perSec(n int, s float64) float64 {
@@ -174,4 +155,33 @@ func perSec(n int, s float64) float64 {
 		return 0
 	}
 	return float64(n) / s
+}
+
+// cacheRatio formats a hit ratio for text output.
+func cacheRatio(p *float64) string {
+	if p == nil || math.IsNaN(*p) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", *p)
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Retrans is what 'trace retrans' prints: the report, listing at most
+// Events individual events in text and md.
+type Retrans struct {
+	*trace.RetransReport
+	Events int `json:"-"`
+}
+
+// Cache is what 'trace cachestat' prints; Streamed says the intervals
+// were already written line by line (CacheLine) to the terminal.
+type Cache struct {
+	*trace.CacheReport
+	Streamed bool `json:"-"`
 }
