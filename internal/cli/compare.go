@@ -31,24 +31,26 @@ func newCompareCmd(e *env) *cobra.Command {
 		Use:   "compare A B [C …]",
 		Short: "Compare runs with sound statistics and explain the difference",
 		Long: `compare joins the runs named by each argument (a run id or unique prefix,
-a label meaning all runs with it, a file exported by 'perflab runs export',
-or a file of Go benchmark output as benchstat reads) and compares every
-metric of the later sides with the first. The run is the unit: each run
-contributes its median, and the verdict is a t-test on the runs' log
-medians (the spread between runs, or between earlier runs of the same probe
-on the same host when a side has one run, is the noise), Holm-adjusted
-across all metrics, paired block by block for interleaved sessions, with a
-TOST equivalence check against --margin. better/worse needs p < --alpha and
-the whole 95% interval of the ratio beyond half the margin; one run a side
-with no history reads inconclusive unless the change is gross (×4).
-Go benchmark files keep benchstat's Mann–Whitney test and Hodges–Lehmann
-shift, each result line a run.
+a label meaning all runs with it — also one with '/' such as ab/base when no
+such file exists —, several ids or labels joined by commas as one side, a
+file exported by 'perflab runs export', or a file of Go benchmark output as
+benchstat reads) and compares every metric of the later sides with the
+first. The run is the unit: the ratio of the sides' run medians with its
+95% interval, a t-test on the runs' log medians (paired for interleaved
+blocks, calibrated by earlier runs of the same probe on the same hosts when
+a side has one run), Holm-adjusted across metrics, and a TOST equivalence
+check. One rule (package effect, docs/statistics.md) turns that into
+better, worse, same, equivalent or inconclusive. Go benchmark files keep
+benchstat's Mann–Whitney test and Hodges–Lehmann shift.
 
 The report leads with the likely causes: the host settings and monitor
 series that differ between the sides, ranked by whether the metrics they
-are known to move actually moved. docs/compare.md documents verdicts and
-the JSON schema; docs/statistics.md the statistics.`,
+are known to move actually moved; a host-drift reference that a differing
+setting moves counts for that setting, not as host drift. docs/compare.md
+documents verdicts and the JSON schema; docs/statistics.md the statistics.`,
 		Example: `  perflab compare before after                  # two labels from the run database
+  perflab compare ab/base ab/win                # the states of 'bench --state … --label ab'
+  perflab compare 3f2a91,7be004,c01d22 9e8f00   # earlier runs as one side against the newest
   perflab compare 3f2a91 7be004 --format html -o ab.html
   perflab compare old.txt new.txt               # go test -bench output, like benchstat
   perflab compare nodeA.json nodeB.json --fail-on-regression   # exit 1 on a significant regression`,

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/perflab/perflab/internal/effect"
+	"github.com/perflab/perflab/internal/run"
 )
 
 // Headline is the first thing a comparison says (issue 12, point 5): what
@@ -34,7 +37,7 @@ func Headline(c *Comparison, p Pair) string {
 	}
 	if h, ok := largestDrift(p.HostDrift); ok {
 		dir := "faster"
-		if h.SpeedPct < 0 {
+		if effect.Toward(1+h.SpeedPct/100, run.Higher) < 0 {
 			dir = "slower"
 		}
 		parts = append(parts, fmt.Sprintf("the host ran %.1f%% %s (%s reference)", math.Abs(h.SpeedPct), dir, h.Kind))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/perflab/perflab/internal/effect"
 	"github.com/perflab/perflab/internal/knowledge"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
@@ -101,7 +102,7 @@ func hostDrift(base, other []*run.Run, opt Options) []HostDrift {
 		}
 		out = append(out, HostDrift{Kind: k, SpeedPct: 100 * (rl.Ratio - 1),
 			SpeedLoPct: 100 * (rl.Lo - 1), SpeedHiPct: 100 * (rl.Hi - 1), Readings: [2]int{len(a), len(b)},
-			Significant: rl.Direction(stats.MinEffect*opt.Margin) != 0})
+			Significant: effect.FromRunLevel(rl, rl, run.Higher, opt.effectOptions()).Direction() != 0})
 	}
 	return out
 }
@@ -159,8 +160,7 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 		}
 		lo, hi := speed(d.eff.Lo), speed(d.eff.Hi)
 		lo, hi = min(lo, hi), max(lo, hi)
-		adj := stats.RunLevel{Ka: 1, Kb: 1, DF: 1, Ratio: 1, Lo: lo / ref, Hi: hi / ref}
-		if adj.Direction(stats.MinEffect*opt.Margin) == 0 {
+		if effect.FromInterval(1, lo/ref, hi/ref, run.Higher, opt.effectOptions()).Direction() == 0 {
 			d.HostDrift = true
 		}
 	}
@@ -176,7 +176,7 @@ func hostDriftDiffs(hd []HostDrift) []sourced {
 			continue
 		}
 		v := Better
-		if h.SpeedPct < 0 {
+		if effect.Toward(1+h.SpeedPct/100, run.Higher) < 0 {
 			v = Worse
 		}
 		out = append(out, sourced{Diff{Path: "hostdrift." + string(h.Kind),

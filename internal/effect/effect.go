@@ -219,6 +219,18 @@ func FromSamples(a, b []float64, better run.Better, o Options) Effect {
 	return e
 }
 
+// FromInterval is a ratio known only by its interval [lo, hi] at the
+// rule's confidence (a metric's change divided by the host's own, say):
+// the interval is the test, so a change is called when it lies beyond
+// ±MinEffect·margin.
+func FromInterval(ratio, lo, hi float64, better run.Better, o Options) Effect {
+	o = o.WithDefaults()
+	nan := math.NaN()
+	return Effect{Better: better, Level: LevelRuns, Source: stats.DriftRuns, Ka: 1, Kb: 1, DF: 1,
+		Ratio: ratio, Lo: lo, Hi: hi, Diff: nan, DiffLo: nan, DiffHi: nan, EqLo: nan, EqHi: nan,
+		P: 0, Alpha: o.Alpha, Margin: o.Margin, MinP: nan, DriftPct: nan}
+}
+
 // FromShift is a change between two segments of runs (a change point of
 // runs history): the relative shift rel of the later segment with its
 // interval [lo, hi] (±Inf when the segments are too short) and the

@@ -45,6 +45,7 @@
 package fleet
 
 import (
+	"github.com/perflab/perflab/internal/effect"
 	"math"
 	"sort"
 	"strings"
@@ -369,7 +370,7 @@ func metrics(runs []*run.Run, hosts []Host, gs []Group, ss []Setting) []Metric {
 		if !r.Complete || r.Stop == run.StopFailed || r.Stop == run.StopInterrupted {
 			continue
 		}
-		ps := paramString(r)
+		ps := r.ParamKey()
 		for _, md := range r.Metrics {
 			vs := r.Values(md.Name)
 			if len(vs) == 0 {
@@ -414,22 +415,6 @@ func metrics(runs []*run.Run, hosts []Host, gs []Group, ss []Setting) []Metric {
 		return a.Params < b.Params
 	})
 	return out
-}
-
-func paramString(r *run.Run) string {
-	ks := make([]string, 0, len(r.Params))
-	for k := range r.Params {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	var b []string
-	for _, k := range ks {
-		b = append(b, k+"="+r.Params[k])
-	}
-	if r.CPUs != "" {
-		b = append(b, "cpus="+r.CPUs)
-	}
-	return strings.Join(b, " ")
 }
 
 func mad(xs []float64) float64 {
@@ -513,10 +498,21 @@ func outliers(m *Metric, facts []fact) {
 		if len(side.hosts) == 0 {
 			continue
 		}
-		worse := (side.dir == "low") == (m.Better == run.Higher)
+		worse := outlierWorse(m, side.hosts[0])
 		g := OutlierGroup{Direction: side.dir, Worse: worse, Hosts: side.hosts, Facts: separate(m, side.hosts, facts)}
 		m.Outliers = append(m.Outliers, g)
 	}
+}
+
+// outlierWorse: the host's value lies on the metric's bad side of the
+// fleet median (the one rule's direction, package effect).
+func outlierWorse(m *Metric, host string) bool {
+	for _, h := range m.Hosts {
+		if h.Host == host && m.Median != 0 {
+			return effect.Toward(h.Value/m.Median, m.Better) < 0
+		}
+	}
+	return false
 }
 
 // separate finds the facts whose value every outlier shares and at most
@@ -573,16 +569,33 @@ func separate(m *Metric, outs []string, facts []fact) []Separation {
 		if s.Inliers == nil {
 			s.Inliers = []string{}
 		}
-		s.Effect = effect(with, without)
+		s.Effect = splitEffect(with, without)
 		out = append(out, s)
 	}
-	// Fewest inliers sharing the value first; then the grouping facts in
-	// their order (CPU model before microcode), then the shorter value (a
-	// quota before the directory that sets it).
+	// Fewest inliers sharing the value first; then by compare's
+	// explanation of the move (kind, knowledge, direction: a CPU quota
+	// before an interface's driver for a CPU metric); then the grouping
+	// facts in their order (CPU model before microcode), then the shorter
+	// value (a quota before the directory that sets it).
+	moved := compare.Better
+	if outlierWorse(m, outs[0]) {
+		moved = compare.Worse
+	}
+	ranks := map[string]compare.FactRank{}
+	for _, s := range out {
+		other := ""
+		if len(s.Others) > 0 {
+			other = s.Others[0]
+		}
+		ranks[s.Fact] = compare.RankFact(s.Fact, other, s.Value, m.Probe, m.Metric, m.Unit, moved)
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if len(a.Inliers) != len(b.Inliers) {
 			return len(a.Inliers) < len(b.Inliers)
+		}
+		if ra, rb := ranks[a.Fact], ranks[b.Fact]; !ra.Same(rb) {
+			return ra.Better(rb)
 		}
 		ga, gb := a.group, b.group
 		if ga != gb {
@@ -619,10 +632,10 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// effect is the ratio of geometric means of a and b with a 95% pooled t
+// splitEffect is the ratio of geometric means of a and b with a 95% pooled t
 // interval on the log scale; nil when a value is not positive or there are
 // fewer than 3 hosts.
-func effect(a, b []float64) *Effect {
+func splitEffect(a, b []float64) *Effect {
 	n1, n2 := len(a), len(b)
 	if n1+n2 < 3 || n1 == 0 || n2 == 0 {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ type hostSpec struct {
 	quotaUS int64             // 0: unlimited
 	sysctl  map[string]string // overrides
 	thp     string            // "" keeps the fixture's
+	driver  string            // the first interface's driver ("" keeps the fixture's; "-" for none)
 	cpuRate float64           // true events/s of the host
 	faults  float64           // true page-fault latency, µs
 	runs    int
@@ -89,6 +91,10 @@ func buildStoreAt(t *testing.T, dsn string, specs []hostSpec) Input {
 		}
 		for k, v := range h.sysctl {
 			s.Sysctl[k] = v
+		}
+		if h.driver != "" && len(s.Net.Interfaces) > 0 {
+			s.Net.Interfaces = slices.Clone(s.Net.Interfaces)
+			s.Net.Interfaces[0].Driver = strings.TrimPrefix(h.driver, "-")
 		}
 		s.Memory.THP.Enabled = "always"
 		if h.thp != "" {
@@ -227,6 +233,28 @@ func TestQuotaHostIsTheCPUOutlier(t *testing.T) {
 	}
 	if r.Audit.Hosts != 5 || quotaRule == nil || strings.Join(quotaRule.Hosts, ",") != "node3" {
 		t.Errorf("audit side = %+v; want CGROUP-CPUS-VS-QUOTA failing on node3 of 5 hosts", r.Audit)
+	}
+}
+
+// The lab of issue 21: the quota host also lost its interface's driver
+// name (a shorter value, which used to sort first). compare's explanation
+// ranks the facts: a CPU quota explains a slower CPU metric, a driver does
+// not, so cgroup.cpu_quota_us is named and the driver is only a fact that
+// splits the hosts the same way.
+func TestQuotaNamedBeforeDriver(t *testing.T) {
+	fleet := quotaFleet()
+	for i := range fleet {
+		fleet[i].driver = "virtio_net"
+	}
+	fleet[2].driver = "-"
+	r := Build(buildStore(t, fleet))
+	m := metric(t, r, "events_per_sec.t1")
+	if len(m.Outliers) != 1 || len(m.Outliers[0].Facts) == 0 {
+		t.Fatalf("outliers %+v", m.Outliers)
+	}
+	f := m.Outliers[0].Facts[0]
+	if f.Fact != "cgroup.cpu_quota_us" || !slices.ContainsFunc(f.Also, func(a string) bool { return strings.Contains(a, ".driver") }) {
+		t.Fatalf("first separating fact %s (also %v), want cgroup.cpu_quota_us with the driver beside it", f.Fact, f.Also)
 	}
 }
 

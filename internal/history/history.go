@@ -19,7 +19,6 @@ import (
 	"github.com/perflab/perflab/internal/effect"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/changepoint"
@@ -110,7 +109,7 @@ func Build(runs []*run.Run, probe, metric string, o changepoint.Options) []*Seri
 }
 
 func groupOf(groups map[string]*Series, r *run.Run, metric string) *Series {
-	ps := paramString(r)
+	ps := r.ParamKey()
 	key := r.Host + "\x00" + ps
 	s := groups[key]
 	if s == nil {
@@ -167,9 +166,24 @@ func (s *Series) Annotate(ctx context.Context, load SnapshotFunc, isMissing func
 			c.NoSnapshot = after.RunID
 		default:
 			c.Settings = append(c.Settings, compare.DiffSnapshots(a, b)...)
+			s.rankSettings(c)
 		}
 	}
 	return nil
+}
+
+// rankSettings orders a change point's differing facts by compare's
+// explanation of the move (compare.RankFact: kind, knowledge, direction),
+// the order compare and fleet name causes in; state facts go last.
+func (s *Series) rankSettings(c *Change) {
+	moved := compare.Verdict("")
+	if c.Verdict.Changed() {
+		moved = c.Verdict
+	}
+	rank := func(d compare.Diff) compare.FactRank {
+		return compare.RankFact(d.Path, d.Before, d.After, s.Probe, s.Metric, s.Unit, moved)
+	}
+	sort.SliceStable(c.Settings, func(i, j int) bool { return rank(c.Settings[i]).Better(rank(c.Settings[j])) })
 }
 
 func loadSnap(ctx context.Context, load SnapshotFunc, id string, isMissing func(error) bool) (*snapshot.Snapshot, error) {
@@ -181,18 +195,4 @@ func loadSnap(ctx context.Context, load SnapshotFunc, id string, isMissing func(
 		return nil, nil
 	}
 	return snap, err
-}
-
-// paramString is a run's parameters and placement in a canonical order,
-// the rule compare uses to keep different measurements apart.
-func paramString(r *run.Run) string {
-	kv := make([]string, 0, len(r.Params)+1)
-	for k, v := range r.Params {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	if r.CPUs != "" {
-		kv = append(kv, "cpus="+r.CPUs)
-	}
-	return strings.Join(kv, " ")
 }

@@ -193,10 +193,13 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 	return d, nil
 }
 
-// probeDelta is the delta that stands for a probe: a metric compare calls
-// worse (beyond host drift), else one it calls better, else the probe's
-// first metric. compare's p-values are Holm-adjusted over the probe's
-// metrics, so picking the changed one adds no false alarms.
+// probeDelta is the delta that stands for a probe: the probe's first
+// metric, unless compare calls another metric worse (or better) beyond
+// host drift by a factor of stats.GrossFactor or more (THP always → never
+// moves only the huge-page metric of memory.pagefault, ×8). Picking any
+// changed metric would add alarms: on the real A/A runs (testdata/aa),
+// whose runs swing by more than the model assumes, it called 6 of 60
+// probes changed against 1 for the first metric alone.
 func probeDelta(c *compare.Comparison, probe, first string) (compare.Delta, bool) {
 	var pick compare.Delta
 	rank := -1
@@ -206,10 +209,11 @@ func probeDelta(c *compare.Comparison, probe, first string) (compare.Delta, bool
 			continue
 		}
 		r := 0
+		beyond := del.Verdict.Changed() && !del.HostDrift && gross(del.Ratio)
 		switch {
-		case del.Verdict == compare.Worse && !del.HostDrift:
+		case beyond && del.Verdict == compare.Worse:
 			r = 3
-		case del.Verdict == compare.Better && !del.HostDrift:
+		case beyond:
 			r = 2
 		case row.Metric == first:
 			r = 1
@@ -219,6 +223,11 @@ func probeDelta(c *compare.Comparison, probe, first string) (compare.Delta, bool
 		}
 	}
 	return pick, rank >= 0
+}
+
+// gross: a ratio at least stats.GrossFactor either way.
+func gross(ratio float64) bool {
+	return ratio >= stats.GrossFactor || ratio <= 1/stats.GrossFactor
 }
 
 func runMedians(runs []*run.Run, metric string) []float64 {
