@@ -158,11 +158,9 @@ func shellState(e *env, name, command string) func(context.Context) error {
 // default is the harness default (raised to --min-runs when that is
 // higher), as it always was.
 func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
-	opt := bench.Options{
-		Precision: f.precision, MinRuns: f.minRuns, Warmup: f.warmup, Budget: f.budget,
-		Dir: f.dir, Label: f.label, Version: Version, Log: io.Discard, NoNoiseCheck: f.noNoiseCheck,
-		Repeat: f.repeat,
-	}
+	opt := bench.DefaultOptions()
+	opt.Precision, opt.MinRuns, opt.Warmup, opt.Budget = f.precision, f.minRuns, f.warmup, f.budget
+	opt.Dir, opt.Label, opt.Version, opt.NoNoiseCheck, opt.Repeat = f.dir, f.label, Version, f.noNoiseCheck, f.repeat
 	if changed("max-runs") {
 		opt.MaxRuns = f.maxRuns
 	}
