@@ -71,7 +71,7 @@ would test them. The host ends exactly as it started; after kill -9,
 }
 
 func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error {
-	opt, err := f.options(cmd, args)
+	opt, err := f.options(cmd, e, args)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 }
 
 // options maps the flags: the good snapshot, the candidates, the probes.
-func (f *bisectFlags) options(cmd *cobra.Command, args []string) (bisect.Options, error) {
+func (f *bisectFlags) options(cmd *cobra.Command, e *env, args []string) (bisect.Options, error) {
 	var opt bisect.Options
 	if err := f.out.validate(); err != nil {
 		return opt, err
@@ -129,7 +129,7 @@ func (f *bisectFlags) options(cmd *cobra.Command, args []string) (bisect.Options
 	if err != nil {
 		return opt, clierr.Runtimef("", "snapshot: %v", err)
 	}
-	plan, err := probeCatalog().Resolve(args, f.params)
+	plan, err := resolvePlan(e, args, f.params)
 	if err != nil {
 		return opt, optionErr(err, benchFlagNames)
 	}

@@ -148,7 +148,7 @@ func (f *checkFlags) benchOptions(e *env, opt *check.Options) error {
 	if len(names) == 0 {
 		return clierr.Usagef("e.g. --suite quick; see 'perflab bench list'", "--suite must name a suite or probes")
 	}
-	plan, err := probeCatalog().Resolve(names, f.params)
+	plan, err := resolvePlan(e, names, f.params)
 	if err != nil {
 		return optionErr(err, checkFlagNames)
 	}

@@ -2,7 +2,6 @@ package history
 
 import (
 	"github.com/perflab/perflab/internal/changepoint"
-	"github.com/perflab/perflab/internal/run"
 )
 
 // Method states how the change points were found, for the reader.
@@ -26,16 +25,4 @@ func MethodOf(o changepoint.Options) Method {
 		m.Permutations = changepoint.DefaultPermutations
 	}
 	return m
-}
-
-// ChangeVerdict says whether a change of delta in a metric where b is
-// better is "better" or "worse" ("" when the metric has no direction).
-func ChangeVerdict(b run.Better, delta float64) string {
-	switch {
-	case b == run.Higher && delta > 0, b == run.Lower && delta < 0:
-		return "better"
-	case b == run.Higher && delta < 0, b == run.Lower && delta > 0:
-		return "worse"
-	}
-	return ""
 }

@@ -167,8 +167,8 @@ func seriesChange(s *history.Series, c history.Change) string {
 			t += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", 100*c.At.ChangeLo, 100*c.At.ChangeHi)
 		}
 	}
-	if v := history.ChangeVerdict(s.Better, c.At.After-c.At.Before); v != "" {
-		t += " (" + v + ")"
+	if c.Verdict.Changed() {
+		t += " (" + string(c.Verdict) + ")"
 	}
 	return t + fmt.Sprintf(", p %s", strconv.FormatFloat(c.At.PValue, 'g', 2, 64))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/fleetrun"
 	"github.com/perflab/perflab/internal/metrics"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/search"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
@@ -199,6 +200,18 @@ func rendererOf(result any, o Options) renderer {
 	case bench.ListDoc:
 		return renderer{"the probe catalogue", map[string]func(io.Writer) error{
 			FormatText: textOf(func(w io.Writer) { BenchList(w, r, st) }),
+			FormatJSON: jsonOf(r),
+		}}
+	case *search.Result:
+		return renderer{"a tuning search", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return searchText(w, r, st) },
+			FormatMD:   func(w io.Writer) error { return searchMD(w, r) },
+			FormatJSON: jsonOf(searchJSON(r)),
+			FormatHTML: func(w io.Writer) error { return searchHTML(w, r) },
+		}}
+	case fleetrun.Resolutions:
+		return renderer{"the hosts' routes", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return Hosts(w, r) },
 			FormatJSON: jsonOf(r),
 		}}
 	}

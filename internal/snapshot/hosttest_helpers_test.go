@@ -10,13 +10,11 @@ import (
 	"github.com/perflab/perflab/internal/hostfs"
 )
 
-// overlay is fixture.Tree made cheap: instead of copying a base tree's
-// ~2000 files for every edit, it creates real directories only on the way
-// to the edited paths, recreates the tree's own (relative) links as they
-// are, and links every other entry to the base tree by absolute path, so
-// the collectors read the same bytes. Edits apply as in fixture.Tree; an
-// edit below a linked directory (/sys/class/dmi/id/…) lands in the link's
-// target, as it would on a real filesystem.
+// overlay is fixture.Tree with edits that follow the tree's own relative
+// directory links (an edit below /sys/class/dmi/id/… lands in the link's
+// target, as it would on a real filesystem). The base tree is copied, not
+// linked: a tree is read confined (hostfs), so links to the base tree by
+// absolute path would be followed inside the copy and read nothing.
 func overlay(t testing.TB, name string, edits map[string]string) hostfs.FS {
 	t.Helper()
 	src, dst := fixture.Dir(name), t.TempDir()
@@ -37,25 +35,29 @@ func overlay(t testing.TB, name string, edits map[string]string) hostfs.FS {
 		}
 		for _, e := range ents {
 			r := filepath.Join(rel, e.Name())
-			target := filepath.Join(src, r)
+			from, to := filepath.Join(src, r), filepath.Join(dst, r)
 			switch {
 			case e.Type()&os.ModeSymlink != 0:
-				l, err := os.Readlink(target)
+				l, err := os.Readlink(from)
+				if err == nil {
+					err = os.Symlink(l, to) // the tree's own link, kept as is
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !filepath.IsAbs(l) {
-					target = l // the tree's own relative link, kept as is
-				}
-			case real[r] && e.IsDir():
-				if err := os.Mkdir(filepath.Join(dst, r), 0o755); err != nil {
+			case e.IsDir():
+				if err := os.Mkdir(to, 0o755); err != nil {
 					t.Fatal(err)
 				}
 				mirror(r)
-				continue
-			}
-			if err := os.Symlink(target, filepath.Join(dst, r)); err != nil {
-				t.Fatal(err)
+			default:
+				b, err := os.ReadFile(from)
+				if err == nil {
+					err = os.WriteFile(to, b, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
@@ -65,7 +67,7 @@ func overlay(t testing.TB, name string, edits map[string]string) hostfs.FS {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.RemoveAll(full); err != nil { // the link, never the base file
+		if err := os.RemoveAll(full); err != nil {
 			t.Fatal(err)
 		}
 		if content == fixture.Delete {

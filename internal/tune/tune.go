@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -96,7 +95,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	if n := p.Check(fsys); n > 0 {
+	if n := h.Check(&p); n > 0 {
 		return nil, ErrBlocked
 	}
 	unlock, err := h.lock()
@@ -114,7 +113,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 	} else if err := j.sameHost(machine, boot); err != nil {
 		return nil, err
 	}
-	here := currentNS()
+	here := h.here()
 	txn := Txn{ID: len(j.Txns) + 1, Source: opt.Source, Workload: p.Workload, Time: time.Now().UTC()}
 	j.Txns = append(j.Txns, txn)
 
@@ -147,7 +146,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if err != nil {
 			return nil, rollback(fmt.Errorf("read %s: %v", c.Target, err))
 		}
-		if old == normalize(c.Value) {
+		if old == normalize(c, c.Value) {
 			continue
 		}
 		// A knob perflab already changed keeps its original value: revert
@@ -157,7 +156,8 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if orig, ok := j.original(c, ns); ok {
 			old = orig
 		}
-		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Change: c, Old: old, New: normalize(c.Value), State: Pending, NS: ns})
+		k, _ := knobOf(c)
+		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Knob: k.Path, Change: c, Old: old, New: normalize(c, c.Value), State: Pending, NS: ns})
 		if err := j.save(h); err != nil {
 			return nil, rollback(fmt.Errorf("journal: %v", err))
 		}
@@ -184,7 +184,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		// Nothing changed: drop the empty transaction.
 		j.Txns = j.Txns[:len(j.Txns)-1]
 		if len(j.Entries) == 0 {
-			_ = os.Remove(h.journalPath())
+			_ = h.removeJournal()
 			return nil, nil
 		}
 	}
@@ -214,7 +214,6 @@ func (j *Journal) sameHost(machine, boot string) error {
 // persist writes the journal's applied sysctls to PersistPath, remembering
 // what was there before.
 func (j *Journal) persist(h Host) error {
-	p := h.FS.Path(PersistPath)
 	rec := Persisted{Path: PersistPath}
 	known := false
 	for _, pr := range j.Persisted {
@@ -223,7 +222,7 @@ func (j *Journal) persist(h Host) error {
 		}
 	}
 	if !known {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := h.FS.ReadFile(PersistPath); err == nil {
 			rec.Existed, rec.Old = true, string(b)
 		}
 		j.Persisted = append(j.Persisted, rec)
@@ -247,13 +246,13 @@ func (j *Journal) persist(h Host) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s = %s\n", k, vals[k])
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := h.FS.MkdirAll("/etc/sysctl.d", 0o755); err != nil {
 		return fmt.Errorf("persist: %w", err)
 	}
-	if err := os.WriteFile(p+".tmp", []byte(b.String()), 0o644); err != nil {
+	if err := h.FS.Replace(PersistPath, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("persist: %w", err)
 	}
-	return os.Rename(p+".tmp", p)
+	return nil
 }
 
 // Drift is one knob's state against what tune applied.
@@ -286,7 +285,7 @@ func (h Host) Verify() ([]Drift, error) {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	here := currentNS()
+	here := h.here()
 	for _, i := range idx {
 		e := j.Entries[i]
 		d := Drift{Rule: e.Rule, Kind: string(e.Change.Kind), Target: e.Change.Target, Expected: e.New}
@@ -343,7 +342,7 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 	}
 	var failed []string
 	var skipped []Skipped
-	here := currentNS()
+	here := h.here()
 	for i := len(j.Entries) - 1; i >= 0; i-- {
 		e := &j.Entries[i]
 		if e.State == Reverted {
@@ -380,12 +379,11 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 		return restored, &ErrOtherNamespace{Skipped: skipped}
 	}
 	for _, p := range j.Persisted {
-		full := fsys.Path(p.Path)
 		if p.Existed {
-			err = os.WriteFile(full, []byte(p.Old), 0o644)
+			err = fsys.Replace(p.Path, []byte(p.Old), 0o644)
 		} else {
-			err = os.Remove(full)
-			if os.IsNotExist(err) {
+			err = fsys.Remove(p.Path)
+			if errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
 		}
@@ -400,10 +398,10 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 		return restored, fmt.Errorf("could not restore %s; the journal is kept, fix the cause and run revert again", strings.Join(failed, "; "))
 	}
 	if opt.Discard {
-		if err := os.Remove(h.journalPath()); err != nil {
+		if err := h.removeJournal(); err != nil {
 			return restored, err
 		}
-		return restored, syncDir(filepath.Dir(h.journalPath()))
+		return restored, nil
 	}
 	return restored, j.archive(h)
 }
