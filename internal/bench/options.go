@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -37,4 +38,11 @@ func (o Options) Validate() error {
 		return &OptionError{"Budget", o.Budget, "must be positive", "e.g. " + (30 * time.Second).String()}
 	}
 	return nil
+}
+
+// DefaultOptions are the harness defaults every command starts from
+// (precision, fewest runs, warm-up, budget; MaxRuns 0 is the harness
+// default); a command overrides what its flags set.
+func DefaultOptions() Options {
+	return Options{Precision: DefaultPrecision, MinRuns: DefaultMinRuns, Warmup: DefaultWarmup, Budget: DefaultBudget, Log: io.Discard}
 }

@@ -3,16 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
-	"github.com/perflab/perflab/internal/metrics"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
-	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -116,19 +113,7 @@ func runAudit(e *env, f *auditFlags) error {
 	findings := audit.Run(s, w)
 	rep := audit.NewReport(s, w, findings, Version, source)
 
-	err = writeOut(&f.out, e.stdout, func(out io.Writer) error {
-		switch f.out.format {
-		case "json":
-			return rep.WriteJSON(out)
-		case "md":
-			return report.AuditMarkdown(out, rep, f.verbose)
-		case "prom":
-			return metrics.WriteText(out, metrics.NewRegistry(Version, s, w.Name, findings))
-		default:
-			st := termfmt.Style{On: f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
-			return report.AuditText(out, rep, report.AuditTextOptions{Verbose: f.verbose, Style: st})
-		}
-	})
+	err = writeResult(&f.out, e.stdout, &report.AuditView{Report: rep, Snapshot: s, Version: Version, Verbose: f.verbose})
 	if err != nil {
 		return clierr.Wrap(clierr.Runtime, err, "")
 	}

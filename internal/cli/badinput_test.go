@@ -126,6 +126,8 @@ func TestBadInputIsOneLine(t *testing.T) {
 		{"deps unknown suite", "", []string{"deps", "nosuch"}, clierr.Usage, "unknown suite"},
 		{"check output is a directory", "", []string{"check", "--no-bench", "-o", emptyDir}, clierr.Usage, "is a directory"},
 		{"profile no such pid", "", []string{"profile", "-p", "999999999", "-d", "1"}, clierr.Usage, "999999999"},
+		{"profile two eBPF views", "", []string{"profile", "-p", "1", "--off-cpu", "--locks"}, clierr.Usage, "--off-cpu, --mixed, --locks cannot be combined"},
+		{"profile negative min-block", "", []string{"profile", "-p", "1", "--locks", "--min-block", "-1ms"}, clierr.Usage, "--min-block -1ms is negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// A command that wrongly started serving or measuring is cut

@@ -177,11 +177,9 @@ func shellState(e *env, name, command string) func(context.Context) error {
 // default is the harness default (raised to --min-runs when that is
 // higher), as it always was.
 func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
-	opt := bench.Options{
-		Precision: f.precision, MinRuns: f.minRuns, Warmup: f.warmup, Budget: f.budget,
-		Dir: f.dir, Label: f.label, Version: Version, Log: io.Discard, NoNoiseCheck: f.noNoiseCheck,
-		Repeat: f.repeat,
-	}
+	opt := bench.DefaultOptions()
+	opt.Precision, opt.MinRuns, opt.Warmup, opt.Budget = f.precision, f.minRuns, f.warmup, f.budget
+	opt.Dir, opt.Label, opt.Version, opt.NoNoiseCheck, opt.Repeat = f.dir, f.label, Version, f.noNoiseCheck, f.repeat
 	if changed("max-runs") {
 		opt.MaxRuns = f.maxRuns
 	}
@@ -332,8 +330,8 @@ func runBench(ctx context.Context, e *env, plan *bench.Plan, opt bench.Options, 
 	opt.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
 	runs, res, runErr := measure(ctx, sess, plan, opt, il)
 	if len(runs) > 0 {
-		style := termfmt.Style{On: out.format == "text" && out.w == e.stdout && termfmt.ColorEnabled(e.stdout)}
-		if err := writeBenchReport(out, runs, res, style); err != nil {
+		style := termfmt.Style{On: out.format == report.FormatText && out.w == e.stdout && termfmt.ColorEnabled(e.stdout)}
+		if err := report.Write(out.w, &report.BenchReport{Runs: runs, Interleaved: res}, out.format, report.Options{Style: style}); err != nil {
 			return clierr.Runtimef("", "writing the report: %v", err)
 		}
 		if err := out.commit(); err != nil {
@@ -353,18 +351,6 @@ func measure(ctx context.Context, sess *bench.Session, plan *bench.Plan, opt ben
 		return runs, nil, err
 	}
 	return sess.Interleave(ctx, plan.Items, *il, opt)
-}
-
-// writeBenchReport writes the runs, and an interleaved session's effects
-// (alone in JSON: the runs are in the store).
-func writeBenchReport(out benchOutput, runs []*run.Run, res *bench.Interleaved, style termfmt.Style) error {
-	if res != nil && out.format == "json" {
-		return report.Interleaved(out.w, res, out.format, style)
-	}
-	if err := report.Bench(out.w, runs, out.format, style); err != nil {
-		return err
-	}
-	return report.Interleaved(out.w, res, out.format, style)
 }
 
 // benchErr words the session's error: an interruption says what was
@@ -413,14 +399,7 @@ func newBenchListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			doc := c.List()
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					return writeJSON(w, doc)
-				}
-				report.BenchList(w, doc, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)})
-				return nil
-			})
+			return writeResult(&out, e.stdout, c.List())
 		},
 	}
 	out.register(cmd, "text", "text", "json")

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -140,8 +139,8 @@ func (f *bisectFlags) options(cmd *cobra.Command, e *env, args []string) (bisect
 	cands, un := bisect.Candidates(good.Snapshot, here)
 	opt = bisect.Options{Host: tune.Host{FS: fs}, Items: plan.Items, Metric: f.metric, Candidates: cands, Untestable: un,
 		Blocks: f.blocks, Confirm: f.confirm,
-		Bench: bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Warmup: bench.DefaultWarmup,
-			Budget: f.budget, Version: Version, Log: io.Discard, Suite: plan.Suite}}
+		Bench: bench.DefaultOptions()}
+	opt.Bench.Budget, opt.Bench.Version, opt.Bench.Suite = f.budget, Version, plan.Suite
 	if f.cpus != "" {
 		if opt.Bench.CPUs, err = parseCPUs("--cpus", f.cpus); err != nil {
 			return opt, err

@@ -132,7 +132,7 @@ func (f *checkFlags) validate(changed func(string) bool) (audit.Severity, bool, 
 			return 0, false, clierr.Usagef("drop --"+n+" or --no-bench", "--%s has no effect with --no-bench", n)
 		}
 	}
-	lim := bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Budget: bench.DefaultBudget}
+	lim := bench.DefaultOptions()
 	if changed("budget") {
 		lim.Budget = f.budget
 	}
@@ -166,9 +166,8 @@ func (f *checkFlags) benchOptions(e *env, opt *check.Options) error {
 		}
 	}
 	opt.Items, opt.Suite = plan.Items, plan.Suite
-	opt.Bench = bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, MaxRuns: bench.DefaultMaxRuns,
-		Budget: bench.DefaultBudget, Warmup: bench.DefaultWarmup, Dir: f.dir, Log: io.Discard,
-		Progress: bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))}
+	opt.Bench = bench.DefaultOptions()
+	opt.Bench.Dir, opt.Bench.Progress = f.dir, bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
 	if err := bench.Validate(plan.Items, opt.Bench); err != nil {
 		return optionErr(err, checkFlagNames)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/perflab/perflab/internal/flame/folded"
 	flamerender "github.com/perflab/perflab/internal/flame/render"
 	"github.com/perflab/perflab/internal/flame/speedscope"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
@@ -415,11 +416,11 @@ func runFlameDiff(cmd *cobra.Command, e *env, f *flameDiffFlags, args []string) 
 		raw = diff.Join(before, after, diff.Options{StripHex: f.dopt.StripHex})
 	}
 	rows := diff.Table(raw, f.top)
-	if format == "json" {
+	if format == report.FormatJSON {
 		return writeOut(&f.out, e.stdout, func(w io.Writer) error { return writeJSON(w, rows) })
 	}
 	tableOut := e.stdout
-	if format != "text" {
+	if format != report.FormatText {
 		// The graph goes to -o (or standard output, and then the
 		// table to standard error so a pipeline gets only the graph).
 		if f.out.output == "" || f.out.output == "-" {

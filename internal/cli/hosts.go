@@ -2,14 +2,12 @@ package cli
 
 import (
 	"errors"
-	"io"
 	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/fleetrun"
 	"github.com/perflab/perflab/internal/inventory"
 	"github.com/perflab/perflab/internal/remote"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/spf13/cobra"
 )
 
@@ -41,12 +39,7 @@ its % tokens, and the whole ProxyJump chain in the order it is dialled).`,
 			if err != nil {
 				return err
 			}
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					return writeJSON(w, res)
-				}
-				return report.Hosts(w, res)
-			})
+			return writeResult(&out, e.stdout, res)
 		},
 	}
 	cmd.Flags().StringVarP(&o.inventory, "inventory", "i", "", "Ansible inventory (INI or YAML); PATTERN selects from it (default all)")

@@ -22,6 +22,11 @@ type profileFlags struct {
 	blocked  profile.Blocked
 }
 
+// profileFlagNames words profile's option errors as flags.
+var profileFlagNames = map[string]string{
+	"OffCPU": "--off-cpu", "Mixed": "--mixed", "Locks": "--locks", "MinBlock": "--min-block", "PID": "-p", "All": "-a",
+}
+
 func newProfileCmd(e *env) *cobra.Command {
 	var f profileFlags
 	cmd := &cobra.Command{
@@ -93,7 +98,7 @@ func (f *profileFlags) validate(cmd *cobra.Command, args []string) (string, erro
 	}
 	if f.blocked.Any() {
 		if err := f.blocked.Validate(opt.Target); err != nil {
-			return "", err
+			return "", optionErr(err, profileFlagNames)
 		}
 	}
 	opt.Duration = time.Duration(f.duration * float64(time.Second))

@@ -99,8 +99,7 @@ func runSearch(cmd *cobra.Command, e *env, f *searchFlags, workload string) erro
 		f.keep(cmd.Context(), e, res, workload)
 	}
 	if res != nil {
-		style := termfmt.Style{On: f.out.format == "text" && f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
-		if werr := writeOut(&f.out, e.stdout, func(w io.Writer) error { return report.Search(w, res, f.out.format, style) }); werr != nil {
+		if werr := writeResult(&f.out, e.stdout, res); werr != nil {
 			return werr
 		}
 	}
@@ -227,6 +226,5 @@ func showSearch(ctx context.Context, e *env, out *outputFlags, db, id string) er
 	if err != nil {
 		return clierr.Runtimef("", "search %s: %v", r.ID, err)
 	}
-	style := termfmt.Style{On: out.format == "text" && out.output == "" && termfmt.ColorEnabled(e.stdout)}
-	return writeOut(out, e.stdout, func(w io.Writer) error { return report.Search(w, res, out.format, style) })
+	return writeResult(out, e.stdout, res)
 }

@@ -91,14 +91,8 @@ func writeSnapshot(e *env, out *outputFlags, s *snapshot.Snapshot, verbose bool)
 	if err != nil {
 		return err
 	}
-	switch out.format {
-	case "json":
-		err = s.Encode(w)
-	default:
-		style := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
-		err = report.SnapshotText(w, s, style, verbose)
-	}
-	if err != nil {
+	style := termfmt.Style{On: out.format == report.FormatText && out.output == "" && termfmt.ColorEnabled(e.stdout)}
+	if err := report.Write(w, &report.SnapshotView{Snapshot: s, Verbose: verbose}, out.format, report.Options{Style: style}); err != nil {
 		return clierr.Runtimef("", "write snapshot: %v", err)
 	}
 	if err := commit(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/perflab/perflab/internal/bench"
-	"io"
 	"strings"
 	"time"
 
@@ -220,9 +219,9 @@ func measureApply(ctx context.Context, e *env, h tune.Host, p tune.Plan, opt tun
 	if err != nil {
 		return optionErr(err, benchFlagNames)
 	}
-	bo := bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Warmup: bench.DefaultWarmup,
-		Budget: f.budget, Version: Version, Log: io.Discard, Suite: plan.Suite, Label: "tune-" + p.Workload,
-		Progress: bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))}
+	bo := bench.DefaultOptions()
+	bo.Budget, bo.Version, bo.Suite, bo.Label = f.budget, Version, plan.Suite, "tune-"+p.Workload
+	bo.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
 	for i := range plan.Items {
 		plan.Items[i].Budget = f.budget
 	}

@@ -110,8 +110,8 @@ func TestIrqShowAndPin(t *testing.T) {
 			t.Errorf("IRQ %d still off the NIC's node after pin: CPUs %s", q.IRQ, q.CPUs)
 		}
 	}
-	if code, _, _ := runCLI(t, "tune", "revert", "--root", root); code != 0 {
-		t.Fatal("revert after pin failed")
+	if code, _, errs := runCLI(t, "tune", "revert", "--root", root); code != 0 {
+		t.Fatalf("revert after pin failed: %d %s", code, errs)
 	}
 	_, out, _ = runCLI(t, "irq", "show", "eth0", "--root", root)
 	if !strings.Contains(out, "off the NIC's node") {

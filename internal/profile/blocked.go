@@ -23,6 +23,22 @@ type Blocked struct {
 // Any reports whether an eBPF view was asked for.
 func (b Blocked) Any() bool { return b.OffCPU || b.Mixed || b.Locks }
 
+// OptionError names the Blocked or Target field that is wrong, never a
+// flag: the command line words it (cli maps fields to flags).
+type OptionError struct {
+	Field  string // e.g. "MinBlock", or "OffCPU, Mixed, Locks"
+	Value  any    // the value given, nil when the field names a choice
+	Reason string
+	Hint   string
+}
+
+func (e *OptionError) Error() string {
+	if e.Value == nil {
+		return e.Field + " " + e.Reason
+	}
+	return fmt.Sprintf("%s %v %s", e.Field, e.Value, e.Reason)
+}
+
 // Validate checks the combination and the target.
 func (b Blocked) Validate(t Target) error {
 	n := 0
@@ -31,14 +47,16 @@ func (b Blocked) Validate(t Target) error {
 			n++
 		}
 	}
+	const views = "OffCPU, Mixed, Locks"
 	if n > 1 {
-		return clierr.Usagef("give one of --off-cpu, --mixed, --locks", "more than one of --off-cpu, --mixed, --locks")
+		return &OptionError{Field: views, Reason: "cannot be combined", Hint: "give one of " + views}
 	}
 	if len(t.Command) > 0 {
-		return clierr.Usagef("start the command first and give -p PID, or use -a", "--off-cpu, --mixed and --locks trace a running process (-p) or all (-a)")
+		return &OptionError{Field: views, Reason: "trace a running process (PID) or all (All), not a command",
+			Hint: "start the command first and give PID, or use All"}
 	}
 	if b.MinBlock < 0 {
-		return clierr.Usagef("use --min-block 0 or more", "--min-block %s is negative", b.MinBlock)
+		return &OptionError{Field: "MinBlock", Value: b.MinBlock, Reason: "is negative", Hint: "use MinBlock 0 or more"}
 	}
 	return nil
 }

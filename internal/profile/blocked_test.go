@@ -1,11 +1,11 @@
 package profile
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/flame/folded"
 )
 
@@ -39,13 +39,14 @@ func TestBlockedValidate(t *testing.T) {
 		t    Target
 		want string
 	}{
-		{Blocked{OffCPU: true, Locks: true}, Target{PID: 1}, "more than one"},
+		{Blocked{OffCPU: true, Locks: true}, Target{PID: 1}, "cannot be combined"},
 		{Blocked{OffCPU: true}, Target{Command: []string{"ls"}}, "running process"},
 		{Blocked{Locks: true, MinBlock: -time.Millisecond}, Target{All: true}, "negative"},
 	} {
 		err := c.b.Validate(c.t)
-		if err == nil || clierr.Code(err) != clierr.Usage || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v %+v: %v, want a usage error about %q", c.b, c.t, err, c.want)
+		var oe *OptionError
+		if !errors.As(err, &oe) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "--") {
+			t.Errorf("%+v %+v: %v, want an option error about %q naming fields, not flags", c.b, c.t, err, c.want)
 		}
 	}
 	if err := (Blocked{Mixed: true}).Validate(Target{PID: 1}); err != nil {

@@ -5,12 +5,16 @@ import (
 	"io"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/bisect"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/deps"
 	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/fleetrun"
+	"github.com/perflab/perflab/internal/metrics"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/search"
+	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
@@ -171,8 +175,80 @@ func rendererOf(result any, o Options) renderer {
 			FormatMD:   func(w io.Writer) error { return Bench(w, []*run.Run{r.Run}, FormatMD, termfmt.Style{}) },
 			FormatJSON: jsonOf(r.Run),
 		}}
+	case *SnapshotView:
+		return renderer{"a snapshot", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return SnapshotText(w, r.Snapshot, st, r.Verbose) },
+			FormatJSON: r.Snapshot.Encode,
+		}}
+	case *AuditView:
+		return renderer{"an audit", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error {
+				return AuditText(w, r.Report, AuditTextOptions{Verbose: r.Verbose, Style: st})
+			},
+			FormatMD:   func(w io.Writer) error { return AuditMarkdown(w, r.Report, r.Verbose) },
+			FormatJSON: r.Report.WriteJSON,
+			"prom": func(w io.Writer) error {
+				return metrics.WriteText(w, metrics.NewRegistry(r.Version, r.Snapshot, r.Report.Workload.Name, r.Report.Findings))
+			},
+		}}
+	case *BenchReport:
+		by := map[string]func(io.Writer) error{}
+		for _, f := range []string{FormatText, FormatMD, FormatJSON} {
+			by[f] = func(w io.Writer) error { return benchReport(w, r, f, st) }
+		}
+		return renderer{"a bench session", by}
+	case bench.ListDoc:
+		return renderer{"the probe catalogue", map[string]func(io.Writer) error{
+			FormatText: textOf(func(w io.Writer) { BenchList(w, r, st) }),
+			FormatJSON: jsonOf(r),
+		}}
+	case *search.Result:
+		return renderer{"a tuning search", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return searchText(w, r, st) },
+			FormatMD:   func(w io.Writer) error { return searchMD(w, r) },
+			FormatJSON: jsonOf(searchJSON(r)),
+			FormatHTML: func(w io.Writer) error { return searchHTML(w, r) },
+		}}
+	case fleetrun.Resolutions:
+		return renderer{"the hosts' routes", map[string]func(io.Writer) error{
+			FormatText: func(w io.Writer) error { return Hosts(w, r) },
+			FormatJSON: jsonOf(r),
+		}}
 	}
 	return renderer{}
+}
+
+// BenchReport is a bench session's output: its runs and, for an
+// interleaved session, the effects (alone in JSON: the runs are stored).
+type BenchReport struct {
+	Runs        []*run.Run
+	Interleaved *bench.Interleaved
+}
+
+func benchReport(w io.Writer, r *BenchReport, format string, st termfmt.Style) error {
+	if r.Interleaved != nil && format == FormatJSON {
+		return Interleaved(w, r.Interleaved, format, st)
+	}
+	if err := Bench(w, r.Runs, format, st); err != nil {
+		return err
+	}
+	return Interleaved(w, r.Interleaved, format, st)
+}
+
+// SnapshotView is 'perflab snapshot': the summary, or every fact with
+// Verbose; JSON is the snapshot's own encoding.
+type SnapshotView struct {
+	Snapshot *snapshot.Snapshot
+	Verbose  bool
+}
+
+// AuditView is 'perflab audit': the report in text, md and JSON, and as
+// Prometheus exposition (client_golang's) of the snapshot and findings.
+type AuditView struct {
+	Report   *audit.Report
+	Snapshot *snapshot.Snapshot
+	Version  string // perflab's, for the build-info metric
+	Verbose  bool
 }
 
 // LabelList is 'runs labels': each label in use with its number of runs.

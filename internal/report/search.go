@@ -16,20 +16,15 @@ import (
 
 // Search writes a tune search result in text, md, json or html.
 func Search(w io.Writer, r *search.Result, format string, style termfmt.Style) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Kind string `json:"kind"`
-			*search.Result
-		}{search.Kind, r})
-	case "md":
-		return searchMD(w, r)
-	case "html":
-		return searchHTML(w, r)
-	}
-	return searchText(w, r, style)
+	return Write(w, r, format, Options{Style: style})
+}
+
+// searchJSON is the stored document: the result with its kind.
+func searchJSON(r *search.Result) any {
+	return struct {
+		Kind string `json:"kind"`
+		*search.Result
+	}{search.Kind, r}
 }
 
 // DecodeSearch reads a stored search result back.
@@ -193,11 +188,11 @@ func searchMD(w io.Writer, r *search.Result) error {
 	return mw.err
 }
 
+const searchCSS = "body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.harmful{color:#a00}.ok{color:#070;font-weight:bold}"
+
 func searchHTML(w io.Writer, r *search.Result) error {
 	var b strings.Builder
 	e := html.EscapeString
-	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>perflab tune search</title>")
-	b.WriteString("<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.harmful{color:#a00}.ok{color:#070;font-weight:bold}</style></head><body>")
 	fmt.Fprintf(&b, "<h1>perflab tune search: %s</h1><p>%s</p><p class=\"%s\">%s</p>", e(r.Probe), e(r.Objective), map[bool]string{true: "ok", false: ""}[r.Confirmed], e(r.Conclusion))
 	if r.Gain != nil {
 		fmt.Fprintf(&b, "<p>Winner against the untouched baseline on %d fresh blocks: %s %s</p>", r.Gain.Blocks, e(r.Metric), e(effPct(*r.Gain)))
@@ -244,9 +239,8 @@ func searchHTML(w io.Writer, r *search.Result) error {
 		b.WriteString("</ul></li>")
 	}
 	b.WriteString("</ol>")
-	fmt.Fprintf(&b, "<p>Budget: %s. Host restored: %v. Winner applied: %v.</p></body></html>\n", e(searchBudget(r)), r.Restored, r.Applied)
-	_, err := io.WriteString(w, b.String())
-	return err
+	fmt.Fprintf(&b, "<p>Budget: %s. Host restored: %v. Winner applied: %v.</p>\n", e(searchBudget(r)), r.Restored, r.Applied)
+	return WritePage(w, Page{Title: "perflab tune search", CSS: searchCSS, Body: b.String()})
 }
 
 // SearchPlan writes tune search --dry-run: the space and its cost.
