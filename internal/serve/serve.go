@@ -48,7 +48,7 @@ type Config struct {
 	// unless AllowPlaintext (the user insists, e.g. behind a TLS proxy).
 	TLSCert, TLSKey string
 	AllowPlaintext  bool
-	Log         io.Writer
+	Log             io.Writer
 }
 
 // ErrNeedToken is returned by CheckListen for a non-loopback address
