@@ -62,10 +62,15 @@ cross-site requests. docs/serve.md and docs/security.md have the details.`,
 			return nil
 		},
 	}
+	serveFlags(cmd, &cfg, &db, &tokenFile)
+	return cmd
+}
+
+func serveFlags(cmd *cobra.Command, cfg *serve.Config, db, tokenFile *string) {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to serve on (non-loopback needs a token and TLS)")
-	f.StringVar(&db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
-	f.StringVar(&tokenFile, "token-file", "", "require the token in this file on every request (or $PERFLAB_SERVE_TOKEN)")
+	f.StringVar(db, "db", "", "run database (default $XDG_DATA_HOME/perflab/perflab.db)")
+	f.StringVar(tokenFile, "token-file", "", "require the token in this file on every request (or $PERFLAB_SERVE_TOKEN)")
 	f.StringVar(&cfg.Token, "token", "", "the token itself (visible in ps: prefer --token-file)")
 	_ = f.MarkHidden("token")
 	f.StringSliceVar(&cfg.AllowHost, "allow-host", nil, "also answer requests for this Host name (needs a token; repeatable)")
@@ -74,7 +79,6 @@ cross-site requests. docs/serve.md and docs/security.md have the details.`,
 	f.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", false, "serve plain HTTP on a non-loopback address (behind a TLS proxy)")
 	f.BoolVar(&cfg.AllowImport, "allow-import", false, "accept run exports on POST /import (needs --token)")
 	f.StringVar(&cfg.FlameDir, "flame", "", "directory of .folded files for the flame view (read only)")
-	return cmd
 }
 
 // serveToken takes the token from --token-file or $PERFLAB_SERVE_TOKEN

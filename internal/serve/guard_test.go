@@ -130,3 +130,30 @@ func TestHistoryWithoutParamsAndPerZero(t *testing.T) {
 		t.Errorf("/runs?per=0: %d %.100s", code, body)
 	}
 }
+
+// TestImportDuplicateSampleAtomic: POST /import of an export whose second
+// run repeats a sample stores nothing and answers 400 naming the run, never
+// the database's constraint text.
+func TestImportDuplicateSampleAtomic(t *testing.T) {
+	h, st, body := importServer(t, Config{Listen: "127.0.0.1:8080", Token: "tok", AllowImport: true})
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	runs := doc["runs"].([]any)
+	second := runs[1].(map[string]any)
+	samples := second["samples"].([]any)
+	second["samples"] = append(samples, samples[0])
+	bad, _ := json.Marshal(doc)
+	req := localRequest("POST", "/import", bytes.NewReader(bad))
+	req.Header.Set("Authorization", "Bearer tok")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	out := rec.Body.String()
+	if rec.Code != http.StatusBadRequest || !strings.Contains(out, second["id"].(string)) || strings.Contains(out, "constraint") || strings.Contains(out, "UNIQUE") {
+		t.Errorf("duplicate-sample import: %d %s", rec.Code, out)
+	}
+	if _, n, _ := st.RunRefs(t.Context(), store.Page{Filter: store.Filter{Limit: 10}}); n != 0 {
+		t.Errorf("a refused import stored %d runs", n)
+	}
+}

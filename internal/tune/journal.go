@@ -9,6 +9,7 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -222,6 +223,10 @@ func (j *Journal) validate(name string) error {
 	return nil
 }
 
+// irqAffinity is the one /proc file outside /proc/sys that tune writes
+// (irq pin).
+var irqAffinity = regexp.MustCompile(`^/proc/irq/[0-9]+/smp_affinity(_list)?$`)
+
 // ValidTarget reports whether a change names a knob tune may write: a
 // sysctl name, a file under /proc/sys or /sys written as a clean absolute
 // path, or a network interface name.
@@ -233,8 +238,8 @@ func ValidTarget(c audit.Change) error {
 		}
 	case audit.KindFile:
 		p := c.Target
-		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/")) || strings.ContainsRune(p, 0) {
-			return fmt.Errorf("targets %q, outside /proc/sys and /sys", p)
+		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || irqAffinity.MatchString(p)) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("targets %q, outside /proc/sys, /sys and /proc/irq/N/smp_affinity_list", p)
 		}
 	case audit.KindChannels:
 		if c.Target == "" || len(c.Target) > 15 || strings.ContainsAny(c.Target, "/ \x00:") || c.Target == "." || c.Target == ".." {
