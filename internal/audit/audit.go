@@ -11,6 +11,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strings"
 
@@ -105,9 +106,7 @@ func (c Change) Applicable() bool {
 }
 
 // SysctlPath maps a sysctl name to its /proc/sys path.
-func SysctlPath(name string) string {
-	return "/proc/sys/" + strings.ReplaceAll(name, ".", "/")
-}
+func SysctlPath(name string) string { return knob.SysctlPath(name) }
 
 // Rule is one check in the catalogue.
 type Rule struct {
@@ -236,6 +235,9 @@ func Evaluate(r *Rule, ctx *Context) (f Finding) {
 		if f.Revert == "" {
 			f.Revert = RevertCommands(res.Changes)
 		}
+	}
+	if ctx.S.Container != nil {
+		placeInContainer(&f, ctx.S)
 	}
 	return f
 }

@@ -80,7 +80,7 @@ func checkSysctl(ctx *Context, name, knob string) Result {
 	if e.Matches(v) {
 		return passResult(v, e.String())
 	}
-	return failResult(v, e.String(), Change{Kind: KindSysctl, Target: name, Value: e.Value(), Current: v})
+	return failResult(v, e.String(), sysctlChange(name, e.Value(), v))
 }
 
 // severityPtr lets a Result override the rule's severity.
@@ -114,9 +114,9 @@ func valuesByCPU(m map[string][]int, online []int) string {
 }
 
 // perCPUChanges builds one KindFile change per CPU whose current value (from
-// m: value → CPUs) fails e; path formats the per-CPU file from the CPU id.
-// The CPUs are in ascending order so plans are stable.
-func perCPUChanges(m map[string][]int, ok func(string) bool, want string, path func(cpu int) string) []Change {
+// m: value → CPUs) fails e; fact is the per-CPU knob of the catalogue
+// (cpu.governors). The CPUs are in ascending order so plans are stable.
+func perCPUChanges(m map[string][]int, ok func(string) bool, want string, fact string) []Change {
 	type cc struct {
 		cpu int
 		cur string
@@ -133,7 +133,7 @@ func perCPUChanges(m map[string][]int, ok func(string) bool, want string, path f
 	sort.Slice(bad, func(i, j int) bool { return bad[i].cpu < bad[j].cpu })
 	out := make([]Change, len(bad))
 	for i, b := range bad {
-		out[i] = Change{Kind: KindFile, Target: path(b.cpu), Value: want, Current: b.cur}
+		out[i] = factChange(fact, want, b.cur, strconv.Itoa(b.cpu))
 	}
 	return out
 }
@@ -177,11 +177,6 @@ func failPerCPU(observed, expected string, cs []Change, online []int) Result {
 	r := failResult(observed, expected, cs...)
 	r.Fix, r.Revert = perCPUFix(cs, online)
 	return r
-}
-
-// cpuPath is the sysfs directory of one CPU.
-func cpuPath(cpu int, rest string) string {
-	return "/sys/devices/system/cpu/cpu" + strconv.Itoa(cpu) + "/" + rest
 }
 
 // parseFloat parses a number, tolerating surrounding white space.

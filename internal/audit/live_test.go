@@ -100,7 +100,7 @@ func TestAuditHasNoErrors(t *testing.T) {
 // number in it, and a source.
 func TestRuleMetadata(t *testing.T) {
 	areas := map[string]bool{"cpu": true, "power": true, "memory": true, "kernel": true, "security": true, "net": true,
-		"irq": true, "block": true, "fs": true, "cgroup": true, "limits": true, "process": true, "virt": true}
+		"irq": true, "block": true, "fs": true, "cgroup": true, "limits": true, "process": true, "virt": true, "container": true}
 	known := map[string]bool{}
 	for _, w := range Workloads() {
 		known[w] = true

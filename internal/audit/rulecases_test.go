@@ -40,7 +40,10 @@ type ruleCase struct {
 	Profile  string            // YAML profile text; overrides Workload when set
 	Trusted  bool              // --trusted
 	PID      int               // snapshot.Options.PID
-	Want     Status
+	// Container makes the snapshot a container's view (what
+	// container.Target.Snapshot records beside the collected facts).
+	Container *snapshot.Container
+	Want      Status
 	// Check makes further assertions on the finding (optional): the
 	// observed value, the change proposed, a severity override.
 	Check func(t *testing.T, f Finding)
@@ -90,6 +93,9 @@ func evalCase(t *testing.T, trees *sharedTrees, c ruleCase) Finding {
 	})
 	if err != nil {
 		t.Fatalf("collect: %v", err)
+	}
+	if c.Container != nil {
+		s.Container = c.Container
 	}
 	return Evaluate(r, &Context{S: s, W: w})
 }

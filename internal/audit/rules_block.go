@@ -170,8 +170,7 @@ func checkScheduler(ctx *Context) Result {
 		if e.Matches(d.Scheduler) || (vm && d.Scheduler == "none") {
 			continue
 		}
-		changes = append(changes, Change{Kind: KindFile, Target: "/sys/block/" + d.Name + "/queue/scheduler",
-			Value: pickScheduler(e, d.Schedulers), Current: d.Scheduler})
+		changes = append(changes, factChange("block[*].scheduler", pickScheduler(e, d.Schedulers), d.Scheduler, d.Name))
 	}
 	if len(obs) == 0 {
 		return naResult(strings.Join(skipped, "; "))
@@ -219,7 +218,7 @@ func checkReadAhead(ctx *Context) Result {
 		v := strconv.FormatInt(d.ReadAheadKiB, 10)
 		obs = append(obs, fmt.Sprintf("%s: %s KiB", d.Name, v))
 		if !e.Matches(v) {
-			changes = append(changes, Change{Kind: KindFile, Target: "/sys/block/" + d.Name + "/queue/read_ahead_kb", Value: e.Value(), Current: v})
+			changes = append(changes, factChange("block[*].read_ahead_kib", e.Value(), v, d.Name))
 		}
 	}
 	if len(obs) == 0 {

@@ -73,8 +73,7 @@ func checkIRQNUMAAffinity(ctx *Context) Result {
 			// bound them.
 			cpu := local[len(remote)%len(local)]
 			remote = append(remote, fmt.Sprintf("%d→%s", q.Number, cpuset.FormatList(q.Landing)))
-			changes = append(changes, Change{Kind: KindFile, Target: fmt.Sprintf("/proc/irq/%d/smp_affinity_list", q.Number),
-				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(q.IRQ.Affinity)})
+			changes = append(changes, factChange("irqs[*].affinity", strconv.Itoa(cpu), cpuset.FormatList(q.IRQ.Affinity), strconv.Itoa(q.Number)))
 		}
 		if n == 0 {
 			skipped = append(skipped, nic.Name+": no IRQ with a readable affinity is mapped to it")

@@ -68,7 +68,7 @@ func checkFileMax(ctx *Context) Result {
 	if pct > 80 && r.Status == Pass {
 		want := strconv.FormatInt(2*l.FileMax, 10)
 		r = failResult(r.Observed, r.Expected+" and under 80 % used",
-			Change{Kind: KindSysctl, Target: "fs.file-max", Value: want, Current: strconv.FormatInt(l.FileMax, 10)})
+			sysctlChange("fs.file-max", want, strconv.FormatInt(l.FileMax, 10)))
 		r.Severity = severityPtr(High)
 	}
 	return r

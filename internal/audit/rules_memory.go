@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,7 +157,7 @@ func init() {
 var thpSeverity = map[string]Severity{"jvm": High, "kv": High, "database": High}
 
 func checkTHPEnabled(ctx *Context) Result {
-	r := checkTHP(ctx, "memory.thp.enabled", ctx.S.Memory.THP.Enabled, "thp.enabled", "/sys/kernel/mm/transparent_hugepage/enabled")
+	r := checkTHP(ctx, "memory.thp.enabled", ctx.S.Memory.THP.Enabled, "thp.enabled")
 	if r.Status == Fail {
 		if sev, ok := thpSeverity[ctx.W.Base()]; ok {
 			r.Severity = severityPtr(sev)
@@ -166,24 +167,25 @@ func checkTHPEnabled(ctx *Context) Result {
 }
 
 func checkTHPDefrag(ctx *Context) Result {
-	return checkTHP(ctx, "memory.thp.defrag", ctx.S.Memory.THP.Defrag, "thp.defrag", "/sys/kernel/mm/transparent_hugepage/defrag")
+	return checkTHP(ctx, "memory.thp.defrag", ctx.S.Memory.THP.Defrag, "thp.defrag")
 }
 
-func checkTHP(ctx *Context, fact, observed, knob, path string) Result {
+func checkTHP(ctx *Context, fact, observed, tgt string) Result {
+	k := knob.MustLookup(fact)
 	if r, ok := missingFact(ctx.S, fact); !ok {
 		return r
 	}
 	if observed == "" {
-		return naResult("the kernel has no transparent huge pages (" + path + " absent)")
+		return naResult("the kernel has no transparent huge pages (" + k.Name() + " absent)")
 	}
-	e, r, ok := target(ctx, knob)
+	e, r, ok := target(ctx, tgt)
 	if !ok {
 		return r
 	}
 	if e.Matches(observed) {
 		return passResult(observed, e.String())
 	}
-	return failResult(observed, e.String(), Change{Kind: KindFile, Target: path, Value: e.Value(), Current: observed})
+	return failResult(observed, e.String(), knobChange(k, e.Value(), observed))
 }
 
 func checkSwappiness(ctx *Context) Result {
@@ -228,7 +230,7 @@ func checkDirty(ctx *Context, ratioName, bytesName string) Result {
 			return errorResult(fmt.Sprintf("%s is set, and the target %q for %s is not a percentage to convert it to", bytesName, e.String(), ratioName))
 		}
 		want := strconv.FormatInt(int64(wantPct/100*ram), 10)
-		return failResult(obs, e.String()+" % of RAM", Change{Kind: KindSysctl, Target: bytesName, Value: want, Current: b})
+		return failResult(obs, e.String()+" % of RAM", sysctlChange(bytesName, want, b))
 	}
 	return checkSysctl(ctx, ratioName, ratioName)
 }
@@ -296,12 +298,8 @@ func checkHugepagesNUMA(ctx *Context) Result {
 		if n.pages == even {
 			continue
 		}
-		cs = append(cs, Change{
-			Kind:    KindFile,
-			Target:  fmt.Sprintf("/sys/devices/system/node/node%d/hugepages/hugepages-%dkB/nr_hugepages", n.id, s.Memory.HugePageSizeKiB),
-			Value:   strconv.FormatInt(even, 10),
-			Current: strconv.FormatInt(n.pages, 10),
-		})
+		cs = append(cs, factChange("cpu.numa[*].hugepages_total", strconv.FormatInt(even, 10), strconv.FormatInt(n.pages, 10),
+			strconv.Itoa(n.id), strconv.FormatInt(s.Memory.HugePageSizeKiB, 10)))
 	}
 	return failResult(obs, expected, cs...)
 }
@@ -322,7 +320,7 @@ func checkKSM(ctx *Context) Result {
 	if e.Matches(run) {
 		return passResult(ksmWord(run), e.String())
 	}
-	return failResult(ksmWord(run), e.String(), Change{Kind: KindFile, Target: "/sys/kernel/mm/ksm/run", Value: e.Value(), Current: run})
+	return failResult(ksmWord(run), e.String(), factChange("memory.ksm_run", e.Value(), run))
 }
 
 func ksmWord(run string) string {

@@ -350,7 +350,7 @@ func checkRPS(ctx *Context) Result {
 			known++
 			if cpuset.MaskEmpty(q.RPS) {
 				unset = append(unset, q.Name)
-				changes = append(changes, Change{Kind: KindFile, Target: "/sys/class/net/" + nic.Name + "/queues/" + q.Name + "/rps_cpus", Value: mask, Current: q.RPS})
+				changes = append(changes, factChange("net.interfaces[*].rx_queues[*].rps_cpus", mask, q.RPS, nic.Name, q.Name))
 			}
 		}
 		if known == 0 {
@@ -427,8 +427,7 @@ func checkXPS(ctx *Context) Result {
 			if len(mine) == 0 || q.XPS == "" {
 				continue
 			}
-			changes = append(changes, Change{Kind: KindFile, Target: "/sys/class/net/" + nic.Name + "/queues/" + q.Name + "/xps_cpus",
-				Value: cpuset.FormatMask(mine, maskWidth(s)), Current: q.XPS})
+			changes = append(changes, factChange("net.interfaces[*].tx_queues[*].xps_cpus", cpuset.FormatMask(mine, maskWidth(s)), q.XPS, nic.Name, q.Name))
 		}
 	}
 	if judged == 0 {
@@ -469,8 +468,8 @@ func checkConntrack(ctx *Context) Result {
 		obs += fmt.Sprintf(", %d netfilter modules (%s)", n, strings.Join(ct.Netfilter, " "))
 	}
 	if known && !e.Matches(strconv.FormatFloat(pct, 'f', 2, 64)) {
-		r := failResult(obs, expected, Change{Kind: KindSysctl, Target: "net.netfilter.nf_conntrack_max",
-			Value: strconv.FormatInt(conntrackMaxFor(ct.Count, ct.Max, e), 10), Current: strconv.FormatInt(ct.Max, 10)})
+		r := failResult(obs, expected, sysctlChange("net.netfilter.nf_conntrack_max",
+			strconv.FormatInt(conntrackMaxFor(ct.Count, ct.Max, e), 10), strconv.FormatInt(ct.Max, 10)))
 		r.Severity = severityPtr(High)
 		r.Reason = "a full table drops new connections; each entry costs roughly 300 bytes of kernel memory, and nf_conntrack_buckets (the hash size) should grow with it"
 		return r
@@ -559,7 +558,7 @@ func checkTCPBuffers(ctx *Context, name string) Result {
 		if e.Matches(v) {
 			return passResult(obs, e.String())
 		}
-		return failResult(obs, e.String(), Change{Kind: KindSysctl, Target: name, Value: e.Value(), Current: obs})
+		return failResult(obs, e.String(), sysctlChange(name, e.Value(), obs))
 	}
 	expected := "each field at least " + strings.Join(e.any, " or ") + " (min default max)"
 	have, ok := parseInts(v)
@@ -576,7 +575,7 @@ func checkTCPBuffers(ctx *Context, name string) Result {
 	for i := range fix {
 		fix[i] = max(have[i], first[i])
 	}
-	return failResult(obs, expected, Change{Kind: KindSysctl, Target: name, Value: joinInts(fix), Current: obs})
+	return failResult(obs, expected, sysctlChange(name, joinInts(fix), obs))
 }
 
 func checkBusyPoll(ctx *Context) Result {
@@ -637,5 +636,5 @@ func checkLocalPortRange(ctx *Context) Result {
 			return passResult(obs, expected)
 		}
 	}
-	return failResult(obs, expected, Change{Kind: KindSysctl, Target: name, Value: e.Value(), Current: normalizeSpace(v)})
+	return failResult(obs, expected, sysctlChange(name, e.Value(), normalizeSpace(v)))
 }

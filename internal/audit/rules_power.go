@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strconv"
 	"strings"
@@ -147,7 +148,7 @@ func checkGovernor(ctx *Context) Result {
 	}
 	_, powersave := s.CPU.Governors["powersave"]
 	atMin := governorAtMinimum(s, good)
-	cs := perCPUChanges(s.CPU.Governors, good, e.Value(), func(c int) string { return cpuPath(c, "cpufreq/scaling_governor") })
+	cs := perCPUChanges(s.CPU.Governors, good, e.Value(), "cpu.governors")
 	if len(cs) == 0 {
 		res := passResult(observed, e.String())
 		if powersave && dynamicOK {
@@ -277,12 +278,11 @@ func checkBoost(ctx *Context) Result {
 	if e.Matches(obs) {
 		return passResult(boostWord(obs), boostWord(e.Value()))
 	}
-	var c Change
-	if s.CPU.ScalingDriver == "intel_pstate" || s.CPU.PstateStatus != "" {
-		// intel_pstate inverts the knob: no_turbo=1 means boost off.
-		c = Change{Kind: KindFile, Target: "/sys/devices/system/cpu/intel_pstate/no_turbo", Value: invert01(e.Value()), Current: invert01(obs)}
-	} else {
-		c = Change{Kind: KindFile, Target: "/sys/devices/system/cpu/cpufreq/boost", Value: e.Value(), Current: obs}
+	// intel_pstate's no_turbo inverts the knob: no_turbo=1 means boost off.
+	k := BoostKnob(s)
+	c := knobChange(k, e.Value(), obs)
+	if k.Sources[0].Format == knob.NotBool {
+		c = knobChange(k, invert01(e.Value()), invert01(obs))
 	}
 	return failResult(boostWord(obs), boostWord(e.Value()), c)
 }
@@ -339,8 +339,7 @@ func checkFreqCapped(ctx *Context) Result {
 		parts = append(parts, fmt.Sprintf("%s on CPU %s", ghz(v), cpuList(cpus)))
 	}
 	sort.Strings(parts)
-	cs := perCPUChanges(capped, func(string) bool { return false }, strconv.FormatInt(max, 10),
-		func(c int) string { return cpuPath(c, "cpufreq/scaling_max_freq") })
+	cs := perCPUChanges(capped, func(string) bool { return false }, strconv.FormatInt(max, 10), "cpu.scaling_max_khz")
 	res := failPerCPU("capped at "+strings.Join(parts, ", ")+fmt.Sprintf(" (%.0f%% of max)", 100*float64(worst)/float64(max)), expected, cs, s.CPU.Online)
 	if float64(worst) < 0.7*float64(max) {
 		res.Severity = severityPtr(High)
@@ -364,9 +363,7 @@ func checkEPP(ctx *Context) Result {
 		return r
 	}
 	obs := valuesByCPU(s.CPU.EPP, s.CPU.Online)
-	cs := perCPUChanges(s.CPU.EPP, e.Matches, e.Value(), func(c int) string {
-		return cpuPath(c, "cpufreq/energy_performance_preference")
-	})
+	cs := perCPUChanges(s.CPU.EPP, e.Matches, e.Value(), "cpu.epp")
 	if len(cs) == 0 {
 		return passResult(obs, e.String())
 	}
@@ -415,7 +412,7 @@ func checkCStateLatency(ctx *Context) Result {
 		}
 		bad = append(bad, fmt.Sprintf("%s (%d us exit latency) enabled on CPU %s", st.Name, st.LatencyUS, cpuList(on)))
 		for _, c := range on {
-			cs = append(cs, Change{Kind: KindFile, Target: cpuPath(c, fmt.Sprintf("cpuidle/state%d/disable", i)), Value: "1", Current: "0"})
+			cs = append(cs, factChange("cpu.cstates[*].disabled_on", "1", "0", strconv.Itoa(c), strconv.Itoa(i)))
 		}
 	}
 	expected := "no enabled C-state with exit latency above " + strings.TrimPrefix(e.String(), "<= ") + " us"

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/knob"
 	"strings"
 
 	"github.com/perflab/perflab/internal/cpuset"
@@ -12,7 +13,7 @@ import (
 // uses transparent huge pages the way its workload wants, and whether it
 // runs on the NIC's NUMA node.
 
-const thpEnabledPath = "/sys/kernel/mm/transparent_hugepage/enabled"
+var thpEnabledPath = knob.MustLookup("memory.thp.enabled").Name()
 
 func init() {
 	register(
@@ -128,7 +129,7 @@ func checkProcTHP(ctx *Context) Result {
 		obs += "; THP disabled for the process (prctl)"
 	}
 	hostChange := func(v string) Change {
-		return Change{Kind: KindFile, Target: thpEnabledPath, Value: v, Current: host}
+		return factChange("memory.thp.enabled", v, host)
 	}
 	if want == "never" {
 		expected := "no huge pages in the process"

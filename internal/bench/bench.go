@@ -173,12 +173,13 @@ func Run(ctx context.Context, items []Item, opt Options) ([]*run.Run, error) {
 	swept := sweepScratch(scratch)
 	var runs []*run.Run
 	var failed []string
+	var usage error
 	sched := schedule(items, opt.Repeat)
 	for i, sl := range sched {
 		if ctx.Err() != nil {
 			break
 		}
-		r := runItem(ctx, i, len(sched), sl.item, opt, scratch)
+		r, cause := runItem(ctx, i, len(sched), sl.item, opt, scratch)
 		r.Block = sl.block
 		if i == 0 && len(swept) > 0 {
 			r.Notes = append(r.Notes, "removed scratch directories left by a perflab that was killed: "+strings.Join(swept, ", "))
@@ -192,10 +193,18 @@ func Run(ctx context.Context, items []Item, opt Options) ([]*run.Run, error) {
 		}
 		if r.Stop == run.StopFailed {
 			failed = append(failed, r.Probe+": "+r.Error)
+			// A mistake in the probe's definition (a metric pattern
+			// that matches nothing) is the user's to fix: exit 2.
+			if clierr.Code(cause) == clierr.Usage && usage == nil {
+				usage = clierr.Usagef("", "%s", r.Error)
+			}
 		}
 	}
 	if ctx.Err() != nil {
 		return runs, ErrInterrupted
+	}
+	if usage != nil {
+		return runs, usage
 	}
 	if len(failed) > 0 {
 		return runs, clierr.Runtimef("the other probes' runs were recorded", "%d probe(s) failed: %s", len(failed), strings.Join(failed, "; "))
@@ -284,8 +293,16 @@ func scratchParent(dir string) (string, error) {
 	return dir, nil
 }
 
-// runItem measures one item; it never returns nil.
-func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch string) *run.Run {
+// Redactor is implemented by probes whose parameters may hold secrets (an
+// HTTP header with a token): the run stores Redact's copy, the probe gets
+// the real one.
+type Redactor interface {
+	Redact(probe.Params) probe.Params
+}
+
+// runItem measures one item; it never returns a nil run, and the error is
+// why it failed (nil unless r.Stop is failed).
+func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch string) (r *run.Run, cause error) {
 	p := it.Probe
 	budget, maxRuns := opt.Budget, opt.MaxRuns
 	if it.Budget > 0 {
@@ -299,9 +316,13 @@ func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch 
 	}
 	metrics, _ := p.Metrics(it.Params) // checked by Validate
 	start := opt.Now()
-	r := &run.Run{
+	stored := it.Params.Merge(nil)
+	if rd, ok := p.(Redactor); ok {
+		stored = rd.Redact(stored)
+	}
+	r = &run.Run{
 		Schema: run.Schema, ID: newID(), Label: opt.Label, Suite: opt.Suite, Probe: p.Name(),
-		Params: map[string]string(it.Params.Merge(nil)), Host: opt.Host.Name,
+		Params: map[string]string(stored), Host: opt.Host.Name,
 		MachineID: opt.Host.MachineID, BootID: opt.Host.BootID, SnapshotID: opt.Host.SnapshotID,
 		Started: start.UTC(), Precision: opt.Precision, Metrics: metrics,
 		Notes: append([]string(nil), it.Notes...), ToolVersion: opt.Version,
@@ -312,14 +333,14 @@ func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch 
 	st := Status{Index: idx, Total: total, Probe: p.Name(), Phase: PhaseSetup, Budget: budget, MaxRuns: maxRuns, CIRel: math.Inf(1)}
 	opt.Progress.Start(st)
 
-	finish := func(stop run.Stop, err error) *run.Run {
+	finish := func(stop run.Stop, err error) (*run.Run, error) {
 		r.Stop = stop
 		r.Complete = stop != run.StopInterrupted && stop != run.StopFailed
 		if err != nil {
 			r.Error = err.Error()
 		}
 		r.Ended = opt.Now().UTC()
-		return r
+		return r, err
 	}
 
 	dir, err := makeScratch(scratch, safeName(p.Name()))

@@ -25,6 +25,38 @@ type Availability interface {
 type Catalog struct {
 	byName map[string]probe.Probe
 	order  []probe.Probe
+	adhoc  AdHocFunc
+}
+
+// AdHocFunc builds a probe from a name that carries its own definition
+// ("exec:CMD", "http://…"); ok is false for a name it does not handle.
+type AdHocFunc func(name string) (p probe.Probe, ok bool, err error)
+
+// SetAdHoc installs the builder of probes named by their definition.
+func (c *Catalog) SetAdHoc(f AdHocFunc) { c.adhoc = f }
+
+// Lookup returns the probe a single name stands for: a probe of the
+// catalog or one built from its name ("exec:CMD", "http://…"). It is
+// what takes one probe name (tune apply --measure, tune search).
+func (c *Catalog) Lookup(name string) (probe.Probe, error) {
+	if p, ok, err := c.adHoc(name); ok || err != nil {
+		return p, err
+	}
+	if p, ok := c.byName[strings.TrimPrefix(strings.TrimSpace(name), "probe:")]; ok {
+		return p, nil
+	}
+	return nil, clierr.Usagef("see 'perflab bench list' for probes; exec:CMD and http://URL name your own", "unknown probe %q%s", name, c.suggest(name))
+}
+
+func (c *Catalog) adHoc(arg string) (probe.Probe, bool, error) {
+	if c.adhoc == nil {
+		return nil, false, nil
+	}
+	p, ok, err := c.adhoc(strings.TrimSpace(arg))
+	if err != nil {
+		return nil, true, clierr.Usagef("see docs/probes.md", "probe %q: %v", arg, err)
+	}
+	return p, ok, nil
 }
 
 // NewCatalog makes a catalog; a later probe with a taken name is ignored.
@@ -87,6 +119,12 @@ func (c *Catalog) Resolve(names []string, params []string) (*Plan, error) {
 	plan := &Plan{}
 	suites := 0
 	for _, arg := range names {
+		if p, ok, err := c.adHoc(arg); err != nil {
+			return nil, err
+		} else if ok {
+			plan.Items = append(plan.Items, Item{Probe: p, Params: p.Defaults(false)})
+			continue
+		}
 		kind, name, err := splitName(arg)
 		if err != nil {
 			return nil, err

@@ -2,9 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
+	"github.com/perflab/perflab/internal/numfmt"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -59,7 +59,7 @@ func CurveNotes(r *run.Run) []string {
 			}
 		}
 		pk := pts[peak]
-		note := fmt.Sprintf("curve %s: peak %s %s at %g %s", name, num(pk.s.Median), unit, pk.x, xunit)
+		note := fmt.Sprintf("curve %s: peak %s %s at %g %s", name, numfmt.Num(pk.s.Median), unit, pk.x, xunit)
 		fell := false
 		var noisy *point
 		for i, p := range pts[peak+1:] {
@@ -73,7 +73,7 @@ func CurveNotes(r *run.Run) []string {
 				}
 				continue
 			}
-			note += fmt.Sprintf("; falls to %s %s (−%.0f%%) at %g %s", num(p.s.Median), unit, 100*drop, p.x, xunit)
+			note += fmt.Sprintf("; falls to %s %s (−%.0f%%) at %g %s", numfmt.Num(p.s.Median), unit, 100*drop, p.x, xunit)
 			fell = true
 			break
 		}
@@ -90,12 +90,4 @@ func CurveNotes(r *run.Run) []string {
 		notes = append(notes, note)
 	}
 	return notes
-}
-
-// num prints a throughput with four significant digits.
-func num(v float64) string {
-	if math.Abs(v) >= 1e4 {
-		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/effect"
 	"math/rand/v2"
 	"strings"
 
@@ -50,6 +51,8 @@ type Effect struct {
 	// Ratio is state/base with its interval (stats.ComparePaired); P is
 	// the paired test's two-sided p-value.
 	Ratio, Lo, Hi, P float64
+	// Verdict is the one rule's (package effect) on the paired blocks.
+	Verdict effect.Verdict
 }
 
 // Interleaved is the outcome of an interleaved session.
@@ -230,9 +233,9 @@ func Effects(runs []*run.Run, base string) []Effect {
 			if len(a) == 0 {
 				continue
 			}
-			rl := stats.ComparePaired(a, b, stats.DefaultConfidence)
+			e := effect.Paired(a, b, c.better, effect.Options{})
 			out = append(out, Effect{Probe: k.probe, Metric: k.metric, Unit: c.unit, Better: c.better,
-				Base: base, State: s, Blocks: len(a), Ratio: rl.Ratio, Lo: rl.Lo, Hi: rl.Hi, P: rl.P})
+				Base: base, State: s, Blocks: len(a), Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi, P: e.P, Verdict: e.Verdict()})
 		}
 	}
 	return out

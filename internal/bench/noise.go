@@ -81,7 +81,7 @@ func (c *noiseChecker) read(ctx context.Context, r *run.Run) *run.NoiseReading {
 		ref, err := c.reference(ctx, c.cpus[0])
 		switch {
 		case err == nil:
-			nr.Reference = &run.Reference{CPUNsPerOp: round(ref.CPUNsPerOp, 4), MemGBps: round(ref.MemGBps, 3), SyscallNs: round(ref.SyscallNs, 1)}
+			nr.Reference = &run.Reference{CPUNsPerOp: round(ref.CPUNsPerOp, 4), MemGBps: round(ref.MemGBps, 3), SyscallNs: round(ref.SyscallNs, 1), MemSmallPages: ref.MemSmallPages}
 		case ctx.Err() == nil && !c.failed:
 			c.failed = true
 			r.Notes = append(r.Notes, "host-drift reference failed: "+err.Error())

@@ -67,6 +67,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/effect"
 	"math"
 	"slices"
 	"strings"
@@ -105,9 +106,10 @@ type Options struct {
 
 // Effect is a measured ratio state/bad with its interval.
 type Effect struct {
-	Ratio float64 `json:"ratio"`
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
+	Ratio   float64        `json:"ratio"`
+	Lo      float64        `json:"lo"`
+	Hi      float64        `json:"hi"`
+	Verdict effect.Verdict `json:"verdict,omitempty"`
 }
 
 // Step is one node of the search tree.
@@ -164,14 +166,14 @@ type Result struct {
 var ErrJournalActive = errors.New("tune's journal holds changes that are not reverted")
 
 type bisector struct {
-	opt     Options
-	res     *Result
-	runs    int
-	pooled  []float64 // paired log-ratio deviations of every session, for the pooled variance
-	pooledN int       // their degrees of freedom
-	applied map[string]bool
-	metric  string
-	seed    uint64
+	opt      Options
+	res      *Result
+	runs     int
+	pooledSS float64 // Σ squared deviations of the paired log-ratios of every earlier session
+	pooledDF int     // their degrees of freedom
+	applied  map[string]bool
+	metric   string
+	seed     uint64
 }
 
 // Run bisects. The host ends as it started: everything is reverted when
@@ -337,43 +339,26 @@ func logRatios(m map[string]map[int]float64, state string) []float64 {
 }
 
 // effect turns a session's paired log-ratios into an effect, with the
-// variance pooled over every session so far (this one included).
+// variance pooled over every session so far (this one included), and
+// decides it by the one rule (package effect).
 func (b *bisector) effect(ds []float64) *Effect {
 	if len(ds) == 0 {
 		return nil
 	}
-	m := stats.Mean(ds)
-	for _, d := range ds {
-		b.pooled = append(b.pooled, d-m)
+	eff := effect.PairedLogs(ds, b.pooledSS, b.pooledDF, b.res.Better, effect.Options{Margin: b.opt.Margin})
+	b.pooledSS += stats.SumSq(ds)
+	b.pooledDF += len(ds) - 1
+	e := &Effect{Ratio: eff.Ratio, Lo: math.NaN(), Hi: math.NaN(), Verdict: eff.Verdict()}
+	if eff.HasInterval() {
+		e.Lo, e.Hi = eff.Lo, eff.Hi
 	}
-	b.pooledN += len(ds) - 1
-	e := &Effect{Ratio: math.Exp(m), Lo: math.NaN(), Hi: math.NaN()}
-	if b.pooledN <= 0 {
-		return e
-	}
-	var ss float64
-	for _, x := range b.pooled {
-		ss += x * x
-	}
-	sd := math.Sqrt(ss / float64(b.pooledN))
-	q := stats.TQuantile(0.975, float64(b.pooledN))
-	half := q * sd / math.Sqrt(float64(len(ds)))
-	e.Lo, e.Hi = math.Exp(m-half), math.Exp(m+half)
 	return e
 }
 
-// improves: the effect's interval lies beyond the minimum effect in the
-// metric's good direction.
+// improves: the one rule calls the effect better (its interval lies
+// beyond the minimum effect in the metric's good direction).
 func (b *bisector) improves(e *Effect) bool {
-	if e == nil || math.IsNaN(e.Lo) {
-		return false
-	}
-	rl := stats.RunLevel{DF: 1, Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi}
-	dir := rl.Direction(stats.MinEffect * b.opt.Margin)
-	if b.res.Better == run.Lower {
-		dir = -dir
-	}
-	return dir > 0
+	return e != nil && e.Verdict == effect.Better
 }
 
 // covers: e and other cannot be told apart — their intervals overlap (or
@@ -616,7 +601,7 @@ func (b *bisector) confirm(ctx context.Context, cands []Candidate, found [][]Can
 		ds := logRatios(m, name)
 		improved := 0
 		for _, d := range ds {
-			if (d > 0) == (b.res.Better == run.Higher) && d != 0 {
+			if effect.Toward(math.Exp(d), b.res.Better) > 0 {
 				improved++
 			}
 		}
@@ -679,7 +664,7 @@ func shares(cause, all []float64) (float64, float64, float64) {
 		ss += (x - m) * (x - m)
 	}
 	se := math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-	q := stats.TQuantile(0.975, float64(len(xs)-1))
+	q := stats.TQuantile((1+stats.DefaultConfidence)/2, float64(len(xs)-1))
 	return m, m - q*se, m + q*se
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/cpuset"
+	"github.com/perflab/perflab/internal/knob"
 	"github.com/perflab/perflab/internal/snapshot"
 )
 
@@ -45,7 +46,7 @@ func Candidates(good, bad *snapshot.Snapshot) ([]Candidate, []Untestable) {
 		if compare.IsStateFact(d.Path) {
 			continue
 		}
-		c, u, ok := classify(d, good)
+		c, u, ok := classify(d, good, bad)
 		switch {
 		case ok && c != nil:
 			// Facts that map to the same knob set (a governor's CPUs) merge.
@@ -77,46 +78,54 @@ func mergeChanges(a, b []audit.Change) []audit.Change {
 }
 
 // classify maps one difference to a candidate or an untestable entry; ok
-// is false for facts that are neither (meta).
-func classify(d compare.Diff, good *snapshot.Snapshot) (*Candidate, *Untestable, bool) {
+// is false for facts that are neither (meta). Which file backs a setting,
+// how its value is written and whether perflab writes it at all come from
+// the knob catalogue (internal/knob); what cannot be flipped is said here.
+func classify(d compare.Diff, good, bad *snapshot.Snapshot) (*Candidate, *Untestable, bool) {
 	p := d.Path
-	file := func(target string) (*Candidate, *Untestable, bool) {
-		return &Candidate{Name: target, Path: p, Good: d.Before, Bad: d.After,
-			Changes: []audit.Change{{Kind: audit.KindFile, Target: target, Value: d.Before, Current: d.After}}}, nil, true
-	}
 	un := func(why, instr string) (*Candidate, *Untestable, bool) {
 		return nil, &Untestable{Path: p, Good: d.Before, Bad: d.After, Why: why, Instruction: instr}, true
 	}
-	switch {
-	case strings.HasPrefix(p, "sysctl."):
-		name := strings.TrimPrefix(p, "sysctl.")
-		if d.Before == "(absent)" {
-			return un("the good host has no such sysctl", "a kernel or module that has "+name)
+	if k, ok := knob.Lookup(p); ok {
+		switch {
+		case k.Method == knob.Boot && strings.HasPrefix(p, "kernel.vulnerabilities."):
+			return un("mitigations follow from boot parameters, the CPU and its microcode", "reboot with the good host's mitigation parameters (e.g. mitigations=off, only where the risk is accepted) and measure again")
+		case k.Method == knob.Boot:
+			return un("a boot parameter", fmt.Sprintf("reboot this host with the good host's kernel command line (%s: %s instead of %s) and measure again", p, d.Before, d.After))
+		case !k.Settable():
+			return un("perflab does not write this setting", "set "+p+" to "+d.Before+" by hand and measure again")
+		case d.Before == absent:
+			return un("the good host has no such setting", "a kernel or module that has "+k.Name())
+		case k.Path == "cpu.governors" || k.Path == "cpu.epp":
+			return perCPU(d, good, k)
+		case k.Scope == knob.Cgroup:
+			ck, ok := audit.CgroupKnob(bad, k.Path)
+			if !ok {
+				return un("the snapshot does not say where this host's cgroup is", "set "+p+" to "+d.Before+" by hand and measure again")
+			}
+			k = ck
+		case k.Path == "cpu.boost":
+			k = audit.BoostKnob(bad)
 		}
-		return &Candidate{Name: name, Path: p, Good: d.Before, Bad: d.After,
-			Changes: []audit.Change{{Kind: audit.KindSysctl, Target: name, Value: d.Before, Current: d.After}}}, nil, true
-	case p == "memory.thp.enabled":
-		return file("/sys/kernel/mm/transparent_hugepage/enabled")
-	case p == "memory.thp.defrag":
-		return file("/sys/kernel/mm/transparent_hugepage/defrag")
-	case p == "memory.thp.shmem_enabled":
-		return file("/sys/kernel/mm/transparent_hugepage/shmem_enabled")
-	case p == "memory.thp.khugepaged_defrag":
-		return file("/sys/kernel/mm/transparent_hugepage/khugepaged/defrag")
-	case p == "memory.ksm_run":
-		return file("/sys/kernel/mm/ksm/run")
-	case p == "cpu.boost":
-		return file("/sys/devices/system/cpu/cpufreq/boost")
-	case strings.HasPrefix(p, "cpu.governors.") || strings.HasPrefix(p, "cpu.epp."):
-		return perCPU(d, good)
-	case strings.HasPrefix(p, "block["):
-		return blockKnob(d)
-	case strings.HasPrefix(p, "kernel.params.") || p == "kernel.cmdline":
-		return un("a boot parameter", fmt.Sprintf("reboot this host with the good host's kernel command line (%s: %s instead of %s) and measure again", p, d.Before, d.After))
-	case strings.HasPrefix(p, "kernel.vulnerabilities."):
-		return un("mitigations follow from boot parameters, the CPU and its microcode", "reboot with the good host's mitigation parameters (e.g. mitigations=off, only where the risk is accepted) and measure again")
+		if !k.Bound() {
+			return un("perflab does not flip this setting yet", "set "+p+" to "+d.Before+" by hand and measure again")
+		}
+		v, err := k.FileValue(d.Before)
+		if err != nil {
+			return un("the good host's value cannot be written to "+k.Name()+": "+err.Error(), "set "+p+" to "+d.Before+" by hand and measure again")
+		}
+		cur, err := k.FileValue(d.After)
+		if err != nil {
+			cur = d.After
+		}
+		return &Candidate{Name: k.Name(), Path: p, Good: d.Before, Bad: d.After,
+			Changes: []audit.Change{audit.KnobChange(k, v, cur)}}, nil, true
+	}
+	switch {
 	case p == "kernel.release" || p == "kernel.version":
 		return un("the kernel", fmt.Sprintf("boot kernel %s on this host and measure again", d.Before))
+	case strings.HasPrefix(p, "block["):
+		return un("a device property", "compare on the same device model")
 	case strings.HasPrefix(p, "cpu.") || strings.HasPrefix(p, "host."):
 		return un("the hardware or the virtualisation", "measure on a host with the good host's "+p+" ("+d.Before+")")
 	case strings.HasPrefix(p, "kernel.modules"):
@@ -127,14 +136,15 @@ func classify(d compare.Diff, good *snapshot.Snapshot) (*Candidate, *Untestable,
 	return nil, nil, false
 }
 
+// absent is how compare's diff shows a fact one side lacks.
+const absent = "(absent)"
+
 // perCPU flips a governor or EPP on the CPUs the good host had it on.
-func perCPU(d compare.Diff, good *snapshot.Snapshot) (*Candidate, *Untestable, bool) {
-	gov := strings.HasPrefix(d.Path, "cpu.governors.")
+func perCPU(d compare.Diff, good *snapshot.Snapshot, k knob.Knob) (*Candidate, *Untestable, bool) {
 	value := d.Path[strings.LastIndexByte(d.Path, '.')+1:]
-	file, what := "energy_performance_preference", "cpu.epp"
 	m := good.CPU.EPP
-	if gov {
-		file, what, m = "scaling_governor", "cpu.governors", good.CPU.Governors
+	if k.Path == "cpu.governors" {
+		m = good.CPU.Governors
 	}
 	cpus := m[value]
 	if len(cpus) == 0 {
@@ -142,28 +152,9 @@ func perCPU(d compare.Diff, good *snapshot.Snapshot) (*Candidate, *Untestable, b
 		// value onto those CPUs is the entry for that value.
 		return nil, nil, false
 	}
-	c := &Candidate{Name: what, Path: what, Good: value + " on CPUs " + cpuset.FormatList(cpus), Bad: d.After}
+	c := &Candidate{Name: k.Path, Path: k.Path, Good: value + " on CPUs " + cpuset.FormatList(cpus), Bad: d.After}
 	for _, cpu := range cpus {
-		c.Changes = append(c.Changes, audit.Change{Kind: audit.KindFile,
-			Target: "/sys/devices/system/cpu/cpu" + strconv.Itoa(cpu) + "/cpufreq/" + file, Value: value})
+		c.Changes = append(c.Changes, audit.KnobChange(k.With(strconv.Itoa(cpu)), value, ""))
 	}
 	return c, nil, true
-}
-
-// blockKnob maps block[dev].field to its queue file.
-func blockKnob(d compare.Diff) (*Candidate, *Untestable, bool) {
-	p := d.Path
-	end := strings.IndexByte(p, ']')
-	if end < 0 {
-		return nil, nil, false
-	}
-	dev, field := p[len("block["):end], strings.TrimPrefix(p[end+1:], ".")
-	files := map[string]string{"scheduler": "scheduler", "read_ahead_kib": "read_ahead_kb", "nr_requests": "nr_requests", "write_cache": "write_cache"}
-	f, ok := files[field]
-	if !ok {
-		return nil, &Untestable{Path: p, Good: d.Before, Bad: d.After, Why: "a device property", Instruction: "compare on the same device model"}, true
-	}
-	target := "/sys/block/" + dev + "/queue/" + f
-	return &Candidate{Name: target, Path: p, Good: d.Before, Bad: d.After,
-		Changes: []audit.Change{{Kind: audit.KindFile, Target: target, Value: d.Before, Current: d.After}}}, nil, true
 }

@@ -22,6 +22,7 @@ type auditFlags struct {
 	workload string
 	failOn   string
 	pid      int
+	ref      string
 	trusted  bool
 	verbose  bool
 	out      outputFlags
@@ -48,6 +49,7 @@ Exit codes: 0 nothing fails at or above --fail-on (default none: never fail),
   perflab audit --snapshot host.json --format md  # a ticket-ready table for a host captured elsewhere
   perflab audit --workload kv --trusted -v        # single-tenant redis host, list every rule
   perflab audit --workload nginx                  # an application: judged as its class, web
+  perflab audit --container web1 --workload web   # a container: its net sysctls and cgroup, where each lives
   perflab audit --format prom -o /var/lib/node_exporter/textfile/perflab.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAudit(e, &f) },
@@ -57,7 +59,8 @@ Exit codes: 0 nothing fails at or above --fail-on (default none: never fail),
 	fl.StringVar(&f.snapFile, "snapshot", "", "audit a snapshot FILE written by 'perflab snapshot' instead of this host")
 	fl.StringVarP(&f.workload, "workload", "w", "general", audit.WorkloadFlagHelp())
 	fl.StringVar(&f.failOn, "fail-on", "none", "exit 1 when a finding fails at or above this severity: none|info|low|medium|high|critical")
-	fl.IntVar(&f.pid, "pid", 0, "also collect facts of process PID (cgroup, limits, allocator, THP)")
+	fl.IntVar(&f.pid, "pid", 0, "also collect facts of process PID (cgroup, limits, allocator, THP; in a container: its network namespace too)")
+	registerContainer(cmd, &f.ref)
 	fl.BoolVar(&f.trusted, "trusted", false, "the host is single-tenant and runs only trusted code (judge mitigations and audit as performance costs)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also list passing and not-applicable rules")
 	f.out.register(cmd, "text", "text", "json", "md", "prom")
@@ -93,7 +96,7 @@ func runAudit(e *env, f *auditFlags) error {
 	if f.snapFile != "" && f.root != "" {
 		return clierr.Usagef("use one of them", "--snapshot and --root both name the host to audit")
 	}
-	if f.snapFile != "" && f.pid != 0 {
+	if f.snapFile != "" && (f.pid != 0 || f.ref != "") {
 		return clierr.Usagef("take the snapshot with 'perflab snapshot --pid' on that host", "--pid needs a live host, not --snapshot")
 	}
 	if f.pid < 0 {
@@ -165,11 +168,14 @@ func loadAuditSnapshot(f *auditFlags) (*snapshot.Snapshot, string, error) {
 			return nil, "", clierr.Usagef("give a running process id", "--pid %d: no such process under %s", f.pid, root)
 		}
 	}
-	s, _, err := collectRoot(root, f.pid)
+	s, _, t, err := collectTarget(root, f.ref, f.pid)
 	if err != nil {
 		return nil, "", err
 	}
 	source := "live"
+	if t != nil {
+		source = "container " + t.C.Label()
+	}
 	if root != "/" {
 		source = root
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/container"
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/probe/builtin"
-	"github.com/perflab/perflab/internal/probe/tools"
+	"github.com/perflab/perflab/internal/probe/registry"
+	"github.com/perflab/perflab/internal/remote"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/store"
@@ -22,10 +23,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// probeCatalog is every probe this build has: the builtin probes and the
-// adapters around standard tools.
-func probeCatalog() *bench.Catalog {
-	return bench.NewCatalog(append(builtin.All(), tools.All()...)...)
+// probeCatalog is every probe: the builtin probes, the adapters around
+// standard tools, the named probes of the probes file (--probes, default
+// ./perflab.yaml) and exec:/http: names (package registry).
+func probeCatalog(e *env) (*bench.Catalog, error) {
+	return registry.Open(e.probes)
+}
+
+// resolvePlan resolves probe names and --param values on the catalog.
+func resolvePlan(e *env, names, params []string) (*bench.Plan, error) {
+	c, err := probeCatalog(e)
+	if err != nil {
+		return nil, err
+	}
+	return c.Resolve(names, params)
 }
 
 type benchFlags struct {
@@ -38,6 +49,8 @@ type benchFlags struct {
 	params                   []string
 	noStore, noNoiseCheck    bool
 	repeat, blocks           int
+	ref                      string // --container
+	pid                      int
 	states                   []string
 	concurrency              string
 }
@@ -68,7 +81,9 @@ probe's scratch files are removed.
 --param key=value applies to every selected probe that has the parameter;
 --param PROBE:key=value to one probe. 'perflab bench list' shows suites,
 probes and their parameters. Where a name is both a suite and a probe (cpu,
-disk), the suite runs; probe:NAME runs the probe alone.
+disk), the suite runs; probe:NAME runs the probe alone. exec:CMD, an
+http:// or https:// URL, or a probe named in perflab.yaml (--probes) is
+your own workload as a probe (docs/own-workload.md).
 
 Runs are the unit that 'perflab compare' decides on (docs/statistics.md):
 --repeat N measures every probe N times, round-robin over the probes, so the
@@ -84,10 +99,12 @@ under LABEL/NAME with their block.`,
   perflab bench disk --dir /var/lib/mysql      # test the filesystem that matters
   perflab bench kv --server-cpus 0 --client-cpus 1   # redis-server and redis-benchmark on separate cores
   perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
-  perflab bench db --concurrency 1,20,100      # MySQL point selects: where does TPS peak, where does it fall?
+  perflab bench 'exec:./my-bench --json' --param 'metric=score,pt,higher,json:score'   # your command, its own number
+  perflab bench http://127.0.0.1:8080/api --param connections=64   # your endpoint (or a name from perflab.yaml)
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
   perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
+  perflab bench probe:cpu --container web1 --label container   # inside its cgroup (quota, cpuset) and network namespace
   perflab bench list`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchCmd(cmd, e, &f, args) },
 	}
@@ -98,6 +115,8 @@ under LABEL/NAME with their block.`,
 
 func (f *benchFlags) register(cmd *cobra.Command) {
 	f.out.register(cmd, "text", "text", "json", "md")
+	registerContainer(cmd, &f.ref)
+	cmd.Flags().IntVar(&f.pid, "pid", 0, "measure inside the cgroup and network namespace of process PID (the universal form of --container)")
 	fl := cmd.Flags()
 	fl.StringVar(&f.label, "label", "", "label the runs (e.g. before, after, node7) for compare")
 	fl.StringVar(&f.cpus, "cpus", "", "pin the probes to these CPUs (list form: 0-3,8)")
@@ -184,8 +203,8 @@ func (f *benchFlags) options(changed func(string) bool) (bench.Options, error) {
 
 // plan resolves the named suites and probes with their placement flags;
 // explicit --budget and --max-runs override every entry's own limits.
-func (f *benchFlags) plan(args []string, changed func(string) bool) (*bench.Plan, error) {
-	plan, err := probeCatalog().Resolve(args, f.params)
+func (f *benchFlags) plan(e *env, args []string, changed func(string) bool) (*bench.Plan, error) {
+	plan, err := resolvePlan(e, args, f.params)
 	if err != nil {
 		return nil, optionErr(err, benchFlagNames)
 	}
@@ -214,12 +233,18 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	if err := f.out.validate(); err != nil {
 		return err
 	}
+	if err := container.AwaitPlacement(); err != nil {
+		return clierr.Runtimef("", "%v", err)
+	}
+	if f.ref != "" || f.pid != 0 {
+		return benchInside(cmd, e, f)
+	}
 	changed := cmd.Flags().Changed
 	opt, err := f.options(changed)
 	if err != nil {
 		return err
 	}
-	plan, err := f.plan(args, changed)
+	plan, err := f.plan(e, args, changed)
 	if err != nil {
 		return err
 	}
@@ -384,7 +409,11 @@ func newBenchListCmd(e *env) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			doc := probeCatalog().List()
+			c, err := probeCatalog(e)
+			if err != nil {
+				return err
+			}
+			doc := c.List()
 			return writeOut(&out, e.stdout, func(w io.Writer) error {
 				if out.format == "json" {
 					return writeJSON(w, doc)
@@ -396,4 +425,34 @@ func newBenchListCmd(e *env) *cobra.Command {
 	}
 	out.register(cmd, "text", "text", "json")
 	return cmd
+}
+
+// benchInside is bench --container/--pid: the same command line run by a
+// copy of perflab inside the target's cgroups and network namespace
+// (container.Target.Exec); its output and exit code are the command's.
+func benchInside(cmd *cobra.Command, e *env, f *benchFlags) error {
+	fs, err := openRoot("/")
+	if err != nil {
+		return err
+	}
+	var t *container.Target
+	if f.ref != "" && f.pid != 0 {
+		return clierr.Usagef("use one of them", "--container and --pid both name the target")
+	} else if f.ref != "" {
+		t, err = container.Open(fs, f.ref)
+	} else {
+		t, err = container.OpenPID(fs, f.pid)
+	}
+	if err != nil {
+		return targetErr(err)
+	}
+	args := remote.ForwardArgs(e.args, []string{"--container", "--pid"}, nil)
+	code, err := t.Exec(cmd.Context(), args, e.stdin, e.stdout, e.stderr)
+	if err != nil {
+		return targetErr(err)
+	}
+	if code != 0 {
+		return &clierr.Error{Code: code} // the copy said why
+	}
+	return nil
 }

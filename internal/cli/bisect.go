@@ -72,12 +72,12 @@ would test them. The host ends exactly as it started; after kill -9,
 }
 
 func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error {
-	opt, err := f.options(cmd, args)
+	opt, err := f.options(cmd, e, args)
 	if err != nil {
 		return err
 	}
 	if f.dryRun {
-		return writeOut(&f.out, e.stdout, func(w io.Writer) error { return report.BisectPlan(w, bisect.DryRun(opt), f.out.format) })
+		return writeResult(&f.out, e.stdout, bisect.DryRun(opt))
 	}
 	if !f.yes {
 		return clierr.Usagef("pass --yes: bisect flips the listed settings (journaled, restored at the end); --dry-run shows them", "refusing to change the host's settings without --yes")
@@ -92,8 +92,7 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 		}
 	}
 	if res != nil {
-		style := termfmt.Style{On: f.out.format == "text" && f.out.output == "" && termfmt.ColorEnabled(e.stdout)}
-		if werr := writeOut(&f.out, e.stdout, func(w io.Writer) error { return report.Bisect(w, res, f.out.format, style) }); werr != nil {
+		if werr := writeResult(&f.out, e.stdout, res); werr != nil {
 			return werr
 		}
 	}
@@ -109,7 +108,7 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 }
 
 // options maps the flags: the good snapshot, the candidates, the probes.
-func (f *bisectFlags) options(cmd *cobra.Command, args []string) (bisect.Options, error) {
+func (f *bisectFlags) options(cmd *cobra.Command, e *env, args []string) (bisect.Options, error) {
 	var opt bisect.Options
 	if err := f.out.validate(); err != nil {
 		return opt, err
@@ -131,7 +130,7 @@ func (f *bisectFlags) options(cmd *cobra.Command, args []string) (bisect.Options
 	if err != nil {
 		return opt, clierr.Runtimef("", "snapshot: %v", err)
 	}
-	plan, err := probeCatalog().Resolve(args, f.params)
+	plan, err := resolvePlan(e, args, f.params)
 	if err != nil {
 		return opt, optionErr(err, benchFlagNames)
 	}
@@ -166,7 +165,7 @@ func storeBisect(ctx context.Context, db string, res *bisect.Result) (string, er
 	}
 	defer st.Close()
 	var b bytes.Buffer
-	if err := report.Bisect(&b, res, "json", termfmt.Style{}); err != nil {
+	if err := report.Write(&b, res, report.FormatJSON, report.Options{}); err != nil {
 		return "", err
 	}
 	id := newReportID()

@@ -148,7 +148,7 @@ func (f *checkFlags) benchOptions(e *env, opt *check.Options) error {
 	if len(names) == 0 {
 		return clierr.Usagef("e.g. --suite quick; see 'perflab bench list'", "--suite must name a suite or probes")
 	}
-	plan, err := probeCatalog().Resolve(names, f.params)
+	plan, err := resolvePlan(e, names, f.params)
 	if err != nil {
 		return optionErr(err, checkFlagNames)
 	}
@@ -267,15 +267,8 @@ func checkExit(res *check.Result, failOn bool, threshold audit.Severity) error {
 }
 
 func writeCheckSummary(e *env, format string, doc *report.CheckDoc) error {
-	switch format {
-	case "json":
-		return report.CheckJSON(e.stdout, doc)
-	case "md":
-		return report.CheckMarkdown(e.stdout, doc)
-	case "html":
-		return report.CheckHTML(e.stdout, doc)
-	}
-	return report.CheckText(e.stdout, doc, termfmt.Style{On: termfmt.ColorEnabled(e.stdout)})
+	st := termfmt.Style{On: format == report.FormatText && termfmt.ColorEnabled(e.stdout)}
+	return report.Write(e.stdout, doc, format, report.Options{Style: st})
 }
 
 func splitList(s string) []string {

@@ -23,5 +23,6 @@ func commands(e *env) []*cobra.Command {
 		newDepsCmd(e),
 		newTraceCmd(e),
 		newServeCmd(e),
+		newHostsCmd(e),
 	}
 }

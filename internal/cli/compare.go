@@ -111,17 +111,8 @@ func renderComparison(e *env, out *outputFlags, c *compare.Comparison) error {
 	if err != nil {
 		return err
 	}
-	switch out.format {
-	case "md":
-		err = report.Markdown(w, c)
-	case "json":
-		err = report.JSON(w, c)
-	case "html":
-		err = report.HTML(w, c)
-	default:
-		err = report.Text(w, c, termfmt.Style{On: termfmt.ColorEnabled(w)})
-	}
-	if err != nil {
+	st := termfmt.Style{On: out.format == report.FormatText && termfmt.ColorEnabled(w)}
+	if err := report.Write(w, c, out.format, report.Options{Style: st}); err != nil {
 		if cw, ok := w.(*cleanupWriter); ok {
 			cw.f.Close()
 			os.Remove(cw.f.Name())

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/deps"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -37,14 +35,7 @@ func newDepsCmd(e *env) *cobra.Command {
 				return err
 			}
 			status := deps.Check(cmd.Context(), fs, suite)
-			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					return writeJSON(w, status)
-				}
-				report.Deps(w, status, suite, st)
-				return nil
-			})
+			return writeResult(&out, e.stdout, &report.DepsStatus{Status: status, Suite: suite})
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root (for /etc/os-release)")

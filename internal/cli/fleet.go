@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -134,18 +133,7 @@ func runFleetReport(cmd *cobra.Command, e *env, out *outputFlags, db, label stri
 		}
 		in.Snapshots[r.SnapshotID] = snap
 	}
-	rep := fleet.Build(in)
-	return writeOut(out, e.stdout, func(wr io.Writer) error {
-		switch out.format {
-		case "json":
-			return fleet.WriteJSON(wr, rep)
-		case "md":
-			return fleet.WriteMarkdown(wr, rep)
-		case "html":
-			return fleet.WriteHTML(wr, rep)
-		}
-		return fleet.WriteText(wr, rep)
-	})
+	return writeResult(out, e.stdout, fleet.Build(in))
 }
 
 func labelText(l string) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/fleetrun"
 	"github.com/perflab/perflab/internal/inventory"
 	"github.com/perflab/perflab/internal/remote"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/spf13/cobra"
 )
 
@@ -69,12 +70,7 @@ func writeFleet(cmd *cobra.Command, e *env, rep *fleetrun.Report) error {
 	if err != nil {
 		return err
 	}
-	if flagString(cmd, "format") == "json" {
-		err = rep.WriteJSON(w)
-	} else {
-		err = rep.WriteText(w)
-	}
-	if err != nil {
+	if err := report.Write(w, rep, flagString(cmd, "format"), report.Options{}); err != nil {
 		return clierr.Runtimef("", "writing the fleet report: %v", err)
 	}
 	if err := commit(); err != nil {

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/cpuset"
@@ -25,60 +23,13 @@ func newIrqCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// irqView is one NIC's interrupt and steering state, as shown and exported.
-type irqView struct {
-	NIC        string             `json:"nic"`
-	Driver     string             `json:"driver"`
-	NUMANode   int                `json:"numa_node"`
-	NodeCPUs   string             `json:"node_cpus"`
-	RxQueues   int                `json:"rx_queues"`
-	TxQueues   int                `json:"tx_queues"`
-	IRQs       []irqCPU           `json:"irqs"`
-	RPS        []string           `json:"rps_cpus"`
-	XPS        []string           `json:"xps_cpus"`
-	Irqbalance bool               `json:"irqbalance_running"`
-	Channels   *snapshot.Channels `json:"channels,omitempty"`
-}
-
-type irqCPU struct {
-	IRQ     int    `json:"irq"`
-	Name    string `json:"name"`
-	CPUs    string `json:"cpus"`     // affinity mask (smp_affinity_list)
-	Landing string `json:"landing"`  // where it is delivered: snapshot.IRQ.Landing
-	OffNode bool   `json:"off_node"` // lands on CPUs outside the NIC's NUMA node
-	Total   uint64 `json:"total"`
-}
-
-func irqViews(s *snapshot.Snapshot, dev string) ([]irqView, error) {
-	var out []irqView
-	for _, nic := range s.Net.Interfaces {
-		if dev != "" && nic.Name != dev {
-			continue
-		}
-		if dev == "" && nic.Virtual {
-			continue
-		}
-		v := irqView{NIC: nic.Name, Driver: nic.Driver, NUMANode: nic.NUMANode, RxQueues: len(nic.RxQueues), TxQueues: len(nic.TxQueues),
-			Irqbalance: s.Services["irqbalance"].Running, Channels: nic.Channels}
-		if cpus := s.NodeCPUs(nic.NUMANode); cpus != nil {
-			v.NodeCPUs = cpuset.FormatList(cpus)
-		}
-		for _, q := range s.NICIRQs(nic).IRQs {
-			v.IRQs = append(v.IRQs, irqCPU{IRQ: q.Number, Name: q.IRQ.Actions, CPUs: cpuset.FormatList(q.IRQ.Affinity),
-				Landing: cpuset.FormatList(q.Landing), OffNode: q.OffNode, Total: q.IRQ.Total})
-		}
-		for _, q := range nic.RxQueues {
-			v.RPS = append(v.RPS, q.Name+"="+q.RPS)
-		}
-		for _, q := range nic.TxQueues {
-			v.XPS = append(v.XPS, q.Name+"="+q.XPS)
-		}
-		out = append(out, v)
+// irqViews is report.IRQShow with its error worded for the command line.
+func irqViews(s *snapshot.Snapshot, dev string) (report.IRQViews, error) {
+	views, err := report.IRQShow(s, dev)
+	if err != nil {
+		return nil, clierr.Usagef("list interfaces with 'perflab irq show'", "%v", err)
 	}
-	if dev != "" && len(out) == 0 {
-		return nil, clierr.Usagef("list interfaces with 'perflab irq show'", "no network interface %q", dev)
-	}
-	return out, nil
+	return views, nil
 }
 
 func newIrqShowCmd(e *env) *cobra.Command {
@@ -105,53 +56,12 @@ func newIrqShowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					if views == nil {
-						views = []irqView{}
-					}
-					return writeJSON(w, views)
-				}
-				printIrqViews(w, views, st)
-				return nil
-			})
+			return writeResult(&out, e.stdout, views)
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
 	out.register(cmd, "text", "text", "json")
 	return cmd
-}
-
-func printIrqViews(w io.Writer, views []irqView, st termfmt.Style) {
-	if len(views) == 0 {
-		fmt.Fprintln(w, "No physical network interfaces (use 'perflab irq show DEV' for a virtual one).")
-	}
-	for _, v := range views {
-		node := "none"
-		if v.NUMANode >= 0 {
-			node = fmt.Sprintf("%d (CPUs %s)", v.NUMANode, v.NodeCPUs)
-		}
-		fmt.Fprintf(w, "%s  driver %s  NUMA node %s  queues rx %d / tx %d", st.Bold(v.NIC), orDash(v.Driver), node, v.RxQueues, v.TxQueues)
-		if v.Channels != nil {
-			fmt.Fprintf(w, "  channels combined %d/%d", v.Channels.Combined, v.Channels.MaxCombined)
-		}
-		fmt.Fprintln(w)
-		if v.Irqbalance {
-			fmt.Fprintln(w, "  irqbalance is running: it rewrites affinities that are pinned by hand")
-		}
-		for _, q := range v.IRQs {
-			mark := ""
-			if q.OffNode {
-				mark = st.Yellow("  off the NIC's node")
-			}
-			if q.Landing != q.CPUs && q.Landing != "" {
-				mark = "  lands on " + q.Landing + mark
-			}
-			fmt.Fprintf(w, "  IRQ %-5d %-28s CPUs %-10s %12d interrupts%s\n", q.IRQ, q.Name, q.CPUs, q.Total, mark)
-		}
-		fmt.Fprintf(w, "  RPS %s\n  XPS %s\n", strings.Join(v.RPS, " "), strings.Join(v.XPS, " "))
-	}
 }
 
 func newIrqPinCmd(e *env) *cobra.Command {

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -157,6 +159,14 @@ func writeOut(o *outputFlags, stdout io.Writer, fn func(io.Writer) error) error 
 		return err
 	}
 	return commit()
+}
+
+// writeResult renders result through report.Write, the one dispatcher,
+// in --format to -o or standard output; colour only on a terminal.
+func writeResult(o *outputFlags, stdout io.Writer, result any) error {
+	toTTY := (o.output == "" || o.output == "-") && termfmt.ColorEnabled(stdout)
+	opt := report.Options{Style: termfmt.Style{On: o.format == report.FormatText && toTTY}}
+	return writeOut(o, stdout, func(w io.Writer) error { return report.Write(w, result, o.format, opt) })
 }
 
 func writeJSON(w io.Writer, v any) error {

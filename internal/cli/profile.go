@@ -10,7 +10,6 @@ import (
 	"github.com/perflab/perflab/internal/profile"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
-	"github.com/perflab/perflab/internal/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -198,7 +197,7 @@ func runBlockedProfile(e *env, cmd *cobra.Command, fs hostfs.FS, f *profileFlags
 		return err
 	}
 	if p.Locks != nil {
-		trace.WriteLocks(e.stdout, p.Locks, f.top)
+		report.Locks(e.stdout, p.Locks, f.top)
 	}
 	fmt.Fprintf(e.stdout, "%s: %s time over %.1f s, %d unique stacks; wrote %s (%s)\n", p.What, p.Kind, p.Elapsed.Seconds(), len(p.Profile.Stacks), f.out.output, format)
 	return nil

@@ -23,7 +23,7 @@ import (
 // are compared side by side as 'perflab compare' would.
 func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 	params, _ := cmd.Flags().GetStringArray("param")
-	plan, err := probeCatalog().Resolve(cmd.Flags().Args(), params)
+	plan, err := resolvePlan(e, cmd.Flags().Args(), params)
 	if err != nil {
 		return err
 	}

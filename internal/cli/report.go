@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -20,18 +18,19 @@ func newReportCmd(e *env) *cobra.Command {
 		db  string
 	)
 	cmd := &cobra.Command{
-		Use:   "report RUN|bisect:ID",
+		Use:   "report RUN|bisect:ID|search:ID",
 		Short: "Render one run (or all runs with a label) as text, Markdown, JSON or HTML",
 		Long: `report renders the runs named by RUN — a run id or unique prefix, a label,
 an exported run file or Go benchmark output — the way compare renders a
 comparison: each metric's median with its exact 95% interval, range and
 CV, the curves (memory latency over working-set size) and sample strips in
 HTML, and the run-to-run spread when the database holds repeated runs.
-bisect:ID shows a stored bisection again.`,
+bisect:ID shows a stored bisection again, search:ID a stored tune search.`,
 		Example: `  perflab report 3f2a91                      # one run from the database
   perflab report nightly --format html -o nightly.html
   perflab report bench.txt --format md        # go test -bench output
-  perflab report bisect:3f2a --format html -o bisect.html`,
+  perflab report bisect:3f2a --format html -o bisect.html
+  perflab report search:9c1e --format md`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.validate(); err != nil {
@@ -39,6 +38,9 @@ bisect:ID shows a stored bisection again.`,
 			}
 			if id, ok := strings.CutPrefix(args[0], "bisect:"); ok {
 				return showBisect(cmd.Context(), e, &out, db, id)
+			}
+			if id, ok := strings.CutPrefix(args[0], "search:"); ok {
+				return showSearch(cmd.Context(), e, &out, db, id)
 			}
 			src := newSources(db)
 			defer src.Close()
@@ -76,6 +78,5 @@ func showBisect(ctx context.Context, e *env, out *outputFlags, db, id string) er
 	if err != nil {
 		return clierr.Runtimef("", "bisect %s: %v", r.ID, err)
 	}
-	style := termfmt.Style{On: out.format == "text" && out.output == "" && termfmt.ColorEnabled(e.stdout)}
-	return writeOut(out, e.stdout, func(w io.Writer) error { return report.Bisect(w, res, out.format, style) })
+	return writeResult(out, e.stdout, res)
 }

@@ -24,6 +24,7 @@ type env struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	args           []string // the command line, for --on to forward
+	probes         string   // --probes: the probes file ("" = ./perflab.yaml if present)
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -47,6 +48,7 @@ revert, profiles into flame graphs, and exports verdicts to Prometheus.`,
 		Version:           Version,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	root.PersistentFlags().StringVar(&e.probes, "probes", "", "file of named probes (default ./perflab.yaml when present; docs/probes.md)")
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"io"
 	"strings"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -30,53 +28,23 @@ workloads instead. docs/rules.md is generated from the same catalogue.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			st := termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}
 			if workloads {
 				if len(args) > 0 {
 					return clierr.Usagef("drop the rule ID", "--workloads takes no rule ID")
 				}
-				return writeOut(&out, e.stdout, func(w io.Writer) error { return printWorkloads(w, out.format, st) })
+				return writeResult(&out, e.stdout, report.WorkloadList{})
 			}
 			if len(args) == 1 {
 				r, ok := audit.Lookup(strings.ToUpper(args[0]))
 				if !ok {
 					return clierr.Usagef("list rule IDs with 'perflab rules'", "no rule %q", args[0])
 				}
-				return writeOut(&out, e.stdout, func(w io.Writer) error {
-					if out.format == "json" {
-						return writeJSON(w, r.Doc())
-					}
-					report.Rule(w, r, st)
-					return nil
-				})
+				return writeResult(&out, e.stdout, r)
 			}
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				rules := audit.Rules()
-				if out.format == "json" {
-					docs := make([]audit.RuleDoc, len(rules))
-					for i, r := range rules {
-						docs[i] = r.Doc()
-					}
-					return writeJSON(w, docs)
-				}
-				report.RuleTable(w, rules, st)
-				return nil
-			})
+			return writeResult(&out, e.stdout, report.Rules(audit.Rules()))
 		},
 	}
 	cmd.Flags().BoolVar(&workloads, "workloads", false, "list the built-in workloads instead of rules")
 	out.register(cmd, "text", "text", "json")
 	return cmd
-}
-
-func printWorkloads(w io.Writer, format string, st termfmt.Style) error {
-	if format == "json" {
-		docs, err := audit.WorkloadDocs()
-		if err != nil {
-			return err
-		}
-		return writeJSON(w, docs)
-	}
-	report.Workloads(w, st)
-	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
-	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -152,15 +151,7 @@ func listLabels(ctx context.Context, e *env, out *outputFlags, s *store.Store) e
 			return storeErr(err)
 		}
 	}
-	return writeOut(out, e.stdout, func(w io.Writer) error {
-		if out.format == "json" {
-			if ls == nil {
-				ls = []store.LabelCount{}
-			}
-			return writeJSON(w, ls)
-		}
-		return report.Labels(w, ls)
-	})
+	return writeResult(out, e.stdout, report.LabelList(ls))
 }
 
 // listRuns prints the runs matching f; s is nil when there is no
@@ -173,23 +164,17 @@ func listRuns(ctx context.Context, e *env, out *outputFlags, s *store.Store, f s
 			return storeErr(err)
 		}
 	}
-	return writeOut(out, e.stdout, func(w io.Writer) error {
+	if out.format == report.FormatText {
 		switch {
-		case out.format == "json":
-			ls := make([]run.Listing, 0, len(runs))
-			for _, r := range runs {
-				ls = append(ls, r.Listing())
-			}
-			return writeJSON(w, ls)
 		case s == nil:
 			fmt.Fprintf(e.stderr, "%v (run 'perflab bench quick' to store one)\n", openErr)
-			return nil
+			return writeOut(out, e.stdout, func(io.Writer) error { return nil })
 		case len(runs) == 0:
 			fmt.Fprintln(e.stderr, "no runs stored in "+s.Path+" match (run 'perflab bench quick' to make one)")
-			return nil
+			return writeOut(out, e.stdout, func(io.Writer) error { return nil })
 		}
-		return report.RunsList(w, runs)
-	})
+	}
+	return writeResult(out, e.stdout, report.RunList(runs))
 }
 
 func newRunsShowCmd(e *env, db *string) *cobra.Command {
@@ -218,22 +203,10 @@ func newRunsShowCmd(e *env, db *string) *cobra.Command {
 			if err != nil {
 				return storeErr(err)
 			}
-			w, commit, err := out.open(e.stdout)
-			if err != nil {
-				return err
-			}
-			switch out.format {
-			case "json":
-				err = writeJSON(w, r)
-			case "md":
-				err = report.Bench(w, []*run.Run{r}, "md", termfmt.Style{})
-			default:
-				report.RunShow(w, r, termfmt.Style{On: out.output == "" && termfmt.ColorEnabled(e.stdout)}, series, samples)
-			}
-			if err != nil {
+			if err := writeResult(&out, e.stdout, &report.RunView{Run: r, Series: series, Samples: samples}); err != nil {
 				return clierr.Runtimef("", "%v", err)
 			}
-			return commit()
+			return nil
 		},
 	}
 	out.register(cmd, "text", "text", "json", "md")

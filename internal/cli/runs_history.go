@@ -2,11 +2,11 @@ package cli
 
 import (
 	"errors"
-	"io"
 
 	"github.com/perflab/perflab/internal/changepoint"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/history"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -70,16 +70,7 @@ func runHistory(cmd *cobra.Command, e *env, out *outputFlags, db, host, probe, m
 			return storeErr(err)
 		}
 	}
-	m := history.MethodOf(o)
-	return writeOut(out, e.stdout, func(w io.Writer) error {
-		switch out.format {
-		case "json":
-			return history.WriteJSON(w, m, series)
-		case "md":
-			return history.WriteMarkdown(w, m, series)
-		}
-		return history.WriteText(w, m, series)
-	})
+	return writeResult(out, e.stdout, &report.History{Method: history.MethodOf(o), Series: series})
 }
 
 func onHost(host string) string {

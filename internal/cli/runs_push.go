@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
@@ -58,17 +59,7 @@ func runPush(cmd *cobra.Command, e *env, out *outputFlags, db, from string) erro
 	if err != nil {
 		return clierr.Runtimef("the runs pushed so far are stored; run the same push again to continue", "%v (%d runs pushed)", err, res.Added)
 	}
-	return writeOut(out, e.stdout, func(w io.Writer) error {
-		if out.format == "json" {
-			return writeJSON(w, struct {
-				From string `json:"from"`
-				To   string `json:"to"`
-				store.PushResult
-			}{src.Path, dst.Path, res})
-		}
-		_, err := fmt.Fprintf(w, "pushed %d runs from %s to %s (%d already there)\n", res.Added, src.Path, dst.Path, res.Present)
-		return err
-	})
+	return writeResult(out, e.stdout, &report.Push{From: src.Path, To: dst.Path, PushResult: res})
 }
 
 // pushProgress reports every 50 runs on a terminal.

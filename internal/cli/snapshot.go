@@ -19,6 +19,7 @@ func newSnapshotCmd(e *env) *cobra.Command {
 		out     outputFlags
 		root    string
 		pid     int
+		ref     string
 		verbose bool
 	)
 	cmd := &cobra.Command{
@@ -33,13 +34,14 @@ reason. The JSON form feeds 'perflab audit --snapshot' on any machine.`,
   perflab snapshot --verbose                # … and why each missing fact is missing
   perflab snapshot --format json -o host.json
   perflab snapshot --pid $(pidof mysqld)    # cgroup, limits and allocator of a process
-  perflab snapshot --root /mnt/captured     # a host tree copied elsewhere`,
+  perflab snapshot --root /mnt/captured     # a host tree copied elsewhere
+  perflab snapshot --container web1         # a container's view: its net sysctls, cgroup, what the host has`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			s, err := collectSnapshot(root, pid)
+			s, err := collectSnapshot(root, ref, pid)
 			if err != nil {
 				return err
 			}
@@ -50,11 +52,12 @@ reason. The JSON form feeds 'perflab audit --snapshot' on any machine.`,
 	cmd.Flags().StringVar(&root, "root", "/", "host root to read (a copied tree of proc/, sys/, etc/)")
 	cmd.Flags().IntVar(&pid, "pid", 0, "also record this process (cgroup, limits, allocator, mounts from its view)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every unavailable fact with the reason")
+	registerContainer(cmd, &ref)
 	return cmd
 }
 
 // collectSnapshot takes the snapshot of --root, checking --pid first.
-func collectSnapshot(root string, pid int) (*snapshot.Snapshot, error) {
+func collectSnapshot(root, ref string, pid int) (*snapshot.Snapshot, error) {
 	fs, err := hostfs.New(root)
 	if err != nil {
 		if errors.Is(err, hostfs.ErrNotLinuxRoot) || errors.Is(err, os.ErrNotExist) {
@@ -67,6 +70,13 @@ func collectSnapshot(root string, pid int) (*snapshot.Snapshot, error) {
 	}
 	if pid > 0 && !fs.Exists("/proc/"+strconv.Itoa(pid)) {
 		return nil, clierr.Usagef("check the PID with 'ps' (under --root, its /proc/<pid> must exist)", "no process %d under %s", pid, fs.Path("/proc"))
+	}
+	if t, err := openTarget(fs, ref, pid); err != nil || t != nil {
+		if err != nil {
+			return nil, err
+		}
+		s, err := t.Snapshot(snapshot.Options{})
+		return s, targetErr(err)
 	}
 	s, err := snapshot.Collect(fs, snapshot.Options{PID: pid})
 	if err != nil {

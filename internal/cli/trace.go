@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/trace"
 	"github.com/spf13/cobra"
@@ -77,7 +77,7 @@ no flows), the honest fallback where tracing is impossible.`,
 			if err != nil {
 				return err
 			}
-			return writeTraceOut(e, &out, func(w io.Writer) error { return trace.WriteRetrans(w, rep, out.format, events) })
+			return writeResult(&out, e.stdout, &report.Retrans{RetransReport: rep, Events: events})
 		},
 	}
 	fl := cmd.Flags()
@@ -122,16 +122,16 @@ busiest cgroups and files.`,
 			if err != nil {
 				return err
 			}
-			streamed := out.format == "text" && (out.output == "" || out.output == "-")
+			streamed := out.format == report.FormatText && (out.output == "" || out.output == "-")
 			if streamed {
-				opt.Ready = func(string) { trace.WriteCacheHeader(e.stdout, "") }
-				opt.Each = func(iv trace.CacheInterval) { trace.WriteCacheLine(e.stdout, iv) }
+				opt.Ready = func(string) { report.CacheHeader(e.stdout, "") }
+				opt.Each = func(iv trace.CacheInterval) { report.CacheLine(e.stdout, iv) }
 			}
 			rep, err := trace.Cachestat(cmd.Context(), fs, opt)
 			if err != nil {
 				return err
 			}
-			return writeTraceOut(e, &out, func(w io.Writer) error { return trace.WriteCache(w, rep, out.format, streamed) })
+			return writeResult(&out, e.stdout, &report.Cache{CacheReport: rep, Streamed: streamed})
 		},
 	}
 	fl := cmd.Flags()
@@ -146,15 +146,4 @@ func traceProgress(e *env, d time.Duration) {
 	if termfmt.IsTTY(e.stderr) && d > 2*time.Second {
 		fmt.Fprintf(e.stderr, "perflab: tracing for %s … (Ctrl-C stops early)\n", d)
 	}
-}
-
-func writeTraceOut(e *env, out *outputFlags, render func(io.Writer) error) error {
-	w, commit, err := out.open(e.stdout)
-	if err != nil {
-		return err
-	}
-	if err := render(w); err != nil {
-		return err
-	}
-	return commit()
 }

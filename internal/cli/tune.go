@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/clierr"
-	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
@@ -31,42 +30,63 @@ instructions, never applied.`,
   perflab tune apply web --yes --persist
   perflab tune verify                    # exit 1 on drift
   perflab tune revert
-  perflab tune apply ./my-proxy.yaml     # a profile that extends a built-in workload`,
+  perflab tune apply ./my-proxy.yaml     # a profile that extends a built-in workload
+  perflab tune apply web --container web1 --yes   # the container's namespaced sysctls and cgroup only
+  perflab tune revert --container web1`,
 	}
-	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e))
+	cmd.AddCommand(newTunePlanCmd(e), newTuneApplyCmd(e), newTuneVerifyCmd(e), newTuneRevertCmd(e), newTuneStatusCmd(e), newTuneForgetCmd(e), newTuneSearchCmd(e))
 	return cmd
 }
 
 type tuneFlags struct {
 	root    string
+	ref     string
 	trusted bool
 	out     outputFlags
 }
 
 func (f *tuneFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.root, "root", "/", "host root filesystem to tune (a copied tree for a dry run)")
+	registerContainer(cmd, &f.ref)
 	cmd.Flags().BoolVar(&f.trusted, "trusted", false, "the host runs only your own code: side-channel mitigations may be traded for speed")
 	f.out.register(cmd, "text", "text", "json")
 }
 
-func (f *tuneFlags) plan(name string) (tune.Plan, hostfs.FS, error) {
+func (f *tuneFlags) plan(name string) (tune.Plan, tune.Host, error) {
 	if err := f.out.validate(); err != nil {
-		return tune.Plan{}, hostfs.FS{}, err
+		return tune.Plan{}, tune.Host{}, err
 	}
 	w, err := resolveWorkload(name)
 	if err != nil {
-		return tune.Plan{}, hostfs.FS{}, err
+		return tune.Plan{}, tune.Host{}, err
 	}
 	if f.trusted {
 		w.Trusted = true
 	}
-	s, fs, err := collectRoot(f.root, 0)
+	s, fs, t, err := collectTarget(f.root, f.ref, 0)
 	if err != nil {
-		return tune.Plan{}, fs, err
+		return tune.Plan{}, tune.Host{FS: fs}, err
+	}
+	h := tune.Host{FS: fs}
+	if t != nil {
+		h = t.TuneHost()
 	}
 	p := tune.MakePlan(s, w)
-	p.Check(fs)
-	return p, fs, nil
+	h.Check(&p)
+	return p, h, nil
+}
+
+// tuneHost is the tune.Host of --root, or of --container on it.
+func tuneHost(root, ref string) (tune.Host, error) {
+	fs, err := openRoot(root)
+	if err != nil {
+		return tune.Host{}, err
+	}
+	t, err := openTarget(fs, ref, 0)
+	if err != nil || t == nil {
+		return tune.Host{FS: fs}, err
+	}
+	return t.TuneHost(), nil
 }
 
 func newTunePlanCmd(e *env) *cobra.Command {
@@ -81,13 +101,7 @@ func newTunePlanCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeOut(&f.out, e.stdout, func(w io.Writer) error {
-				if f.out.format == "json" {
-					return writeJSON(w, p)
-				}
-				report.TunePlan(w, p, termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && f.out.output == ""})
-				return nil
-			})
+			return writeResult(&f.out, e.stdout, p)
 		},
 	}
 	f.register(cmd)
@@ -135,18 +149,14 @@ optimisation": this is that test, for the whole plan.`,
 }
 
 func runTuneApply(cmd *cobra.Command, e *env, f *tuneApplyFlags, name string) error {
-	p, fs, err := f.plan(name)
+	p, h, err := f.plan(name)
 	if err != nil {
 		return err
 	}
 	st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout)}
 	report.TunePlan(e.stdout, p, st)
-	if blocked := blockedItems(p); len(blocked) > 0 {
-		if !f.skipBlocked {
-			return clierr.Runtimef("run as root on the host itself, or pass --skip-blocked to apply the rest", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
-		}
-		p = withoutBlocked(p)
-		fmt.Fprintf(e.stderr, "perflab: skipping %d knob(s) that cannot be changed here\n", len(blocked))
+	if p, err = dropBlocked(e, h, p, f.skipBlocked); err != nil {
+		return err
 	}
 	if len(p.Items) == 0 {
 		return nil
@@ -154,7 +164,6 @@ func runTuneApply(cmd *cobra.Command, e *env, f *tuneApplyFlags, name string) er
 	if ok, err := confirmApply(e, f.yes); !ok || err != nil {
 		return err
 	}
-	h := tune.Host{FS: fs}
 	opt := tune.ApplyOptions{Source: "tune apply " + name, Persist: f.persist,
 		Log: func(format string, a ...any) { fmt.Fprintf(e.stderr, "  "+format+"\n", a...) }}
 	if f.measure != "" {
@@ -166,6 +175,24 @@ func runTuneApply(cmd *cobra.Command, e *env, f *tuneApplyFlags, name string) er
 	}
 	fmt.Fprintf(e.stdout, "Applied %d knob(s). Check with 'perflab tune verify'; undo with 'perflab tune revert'.\n", len(applied))
 	return nil
+}
+
+// dropBlocked leaves out the knobs that cannot be written: in a
+// container's scope those it does not own (the plan says why), on a host
+// only with --skip-blocked.
+func dropBlocked(e *env, h tune.Host, p tune.Plan, skip bool) (tune.Plan, error) {
+	blocked := blockedItems(p)
+	switch {
+	case len(blocked) == 0:
+		return p, nil
+	case h.Scope != nil:
+		fmt.Fprintf(e.stderr, "perflab: %d knob(s) are not the container's and are left alone (see the plan above)\n", len(blocked))
+	case !skip:
+		return p, clierr.Runtimef("run as root on the host itself, or pass --skip-blocked to apply the rest", "%d knob(s) cannot be changed here (%s); nothing was changed", len(blocked), strings.Join(blocked, "; "))
+	default:
+		fmt.Fprintf(e.stderr, "perflab: skipping %d knob(s) that cannot be changed here\n", len(blocked))
+	}
+	return withoutBlocked(p), nil
 }
 
 // confirmApply asks on a terminal unless --yes; false means do nothing.
@@ -189,7 +216,7 @@ func confirmApply(e *env, yes bool) (bool, error) {
 // interleaved blocks (tune.Host.MeasureApply), its effects printed, the
 // host left tuned.
 func measureApply(ctx context.Context, e *env, h tune.Host, p tune.Plan, opt tune.ApplyOptions, f *tuneApplyFlags) error {
-	plan, err := probeCatalog().Resolve([]string{f.measure}, nil)
+	plan, err := resolvePlan(e, []string{f.measure}, nil)
 	if err != nil {
 		return optionErr(err, benchFlagNames)
 	}
@@ -235,7 +262,7 @@ func blockedItems(p tune.Plan) []string {
 }
 
 func newTuneVerifyCmd(e *env) *cobra.Command {
-	var root string
+	var root, ref string
 	var out outputFlags
 	cmd := &cobra.Command{
 		Use:     "verify",
@@ -246,11 +273,11 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			fs, err := openRoot(root)
+			h, err := tuneHost(root, ref)
 			if err != nil {
 				return err
 			}
-			drift, err := tune.Host{FS: fs}.Verify()
+			drift, err := h.Verify()
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
 			}
@@ -260,17 +287,7 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 					bad++
 				}
 			}
-			st := termfmt.Style{On: termfmt.ColorEnabled(e.stdout) && out.output == ""}
-			if err := writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					if drift == nil {
-						drift = []tune.Drift{}
-					}
-					return writeJSON(w, drift)
-				}
-				report.TuneVerify(w, drift, st)
-				return nil
-			}); err != nil {
+			if err := writeResult(&out, e.stdout, report.TuneDrift(drift)); err != nil {
 				return err
 			}
 			if bad > 0 {
@@ -280,12 +297,13 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	registerContainer(cmd, &ref)
 	out.register(cmd, "text", "text", "json")
 	return cmd
 }
 
 func newTuneRevertCmd(e *env) *cobra.Command {
-	var root string
+	var root, ref string
 	var force bool
 	cmd := &cobra.Command{
 		Use:     "revert",
@@ -293,11 +311,11 @@ func newTuneRevertCmd(e *env) *cobra.Command {
 		Example: "  perflab tune revert\n  perflab tune revert --force   # after a reboot",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fs, err := openRoot(root)
+			h, err := tuneHost(root, ref)
 			if err != nil {
 				return err
 			}
-			restored, err := tune.Host{FS: fs}.Revert(tune.RevertOptions{Force: force,
+			restored, err := h.Revert(tune.RevertOptions{Force: force,
 				Log: func(format string, a ...any) { fmt.Fprintf(e.stderr, "  "+format+"\n", a...) }})
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
@@ -307,12 +325,13 @@ func newTuneRevertCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	registerContainer(cmd, &ref)
 	cmd.Flags().BoolVar(&force, "force", false, "revert a journal written before the last reboot")
 	return cmd
 }
 
 func newTuneStatusCmd(e *env) *cobra.Command {
-	var root string
+	var root, ref string
 	var out outputFlags
 	cmd := &cobra.Command{
 		Use:     "status",
@@ -323,41 +342,36 @@ func newTuneStatusCmd(e *env) *cobra.Command {
 			if err := out.validate(); err != nil {
 				return err
 			}
-			fs, err := openRoot(root)
+			h, err := tuneHost(root, ref)
 			if err != nil {
 				return err
 			}
-			j, err := tune.Host{FS: fs}.Status()
+			j, err := h.Status()
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
 			}
-			return writeOut(&out, e.stdout, func(w io.Writer) error {
-				if out.format == "json" {
-					return writeJSON(w, j)
-				}
-				report.TuneStatus(w, j)
-				return nil
-			})
+			return writeResult(&out, e.stdout, j)
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	registerContainer(cmd, &ref)
 	out.register(cmd, "text", "text", "json")
 	return cmd
 }
 
 func newTuneForgetCmd(e *env) *cobra.Command {
-	var root string
+	var root, ref string
 	cmd := &cobra.Command{
 		Use:     "forget",
 		Short:   "Drop the journal without restoring (e.g. after a reboot reset the knobs)",
 		Example: "  perflab tune forget",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fs, err := openRoot(root)
+			h, err := tuneHost(root, ref)
 			if err != nil {
 				return err
 			}
-			if err := (tune.Host{FS: fs}).Forget(); err != nil {
+			if err := h.Forget(); err != nil {
 				return clierr.Runtimef("", "%v", err)
 			}
 			fmt.Fprintln(e.stdout, "Journal archived; nothing was changed on the host.")
@@ -365,5 +379,6 @@ func newTuneForgetCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
+	registerContainer(cmd, &ref)
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/fixture"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/tune"
 )
 
@@ -100,7 +101,7 @@ func TestIrqShowAndPin(t *testing.T) {
 		t.Fatalf("pin: %d %s", code, errs)
 	}
 	_, out, _ = runCLI(t, "irq", "show", "eth0", "--root", root, "--format", "json")
-	var views []irqView
+	var views report.IRQViews
 	if err := json.Unmarshal([]byte(out), &views); err != nil || len(views) != 1 {
 		t.Fatalf("irq show json: %v\n%s", err, out)
 	}

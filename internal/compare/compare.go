@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/internal/effect"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -36,7 +37,7 @@ func Compare(sides []Side, opt Options) (*Comparison, error) {
 	}
 	for i := 1; i < len(sides); i++ {
 		p := c.pair(sides, i, opt)
-		explain(c, &p, sides[0], sides[i])
+		explain(c, &p, sides[0], sides[i], opt)
 		c.Pairs = append(c.Pairs, p)
 	}
 	return c, nil
@@ -81,7 +82,7 @@ func (c *Comparison) join(sides []Side, opt Options) error {
 			for _, m := range r.Metrics {
 				k := Key{Suite: suiteOf(r), Probe: r.Probe, Metric: m.Name}
 				if mixed[k.Suite+"\x00"+k.Probe] {
-					k.Params = paramString(r)
+					k.Params = r.ParamKey()
 				}
 				i, ok := index[k]
 				if !ok {
@@ -220,7 +221,7 @@ func mixedParams(sides []Side) map[string]bool {
 	mixed := map[string]bool{}
 	for _, s := range sides {
 		for _, r := range s.Runs {
-			id, ps := suiteOf(r)+"\x00"+r.Probe, paramString(r)
+			id, ps := suiteOf(r)+"\x00"+r.Probe, r.ParamKey()
 			if prev, ok := seen[id]; ok && prev != ps {
 				mixed[id] = true
 			}
@@ -228,19 +229,6 @@ func mixedParams(sides []Side) map[string]bool {
 		}
 	}
 	return mixed
-}
-
-// paramString is a run's parameters and placement in a canonical order.
-func paramString(r *run.Run) string {
-	var kv []string
-	for k, v := range r.Params {
-		kv = append(kv, k+"="+v)
-	}
-	sort.Strings(kv)
-	if r.CPUs != "" {
-		kv = append(kv, "cpus="+r.CPUs)
-	}
-	return strings.Join(kv, " ")
 }
 
 func suiteOf(r *run.Run) string {
@@ -270,18 +258,24 @@ func (c *Comparison) pair(sides []Side, o int, opt Options) Pair {
 		d := &p.Deltas[i]
 		d.PAdj = adj[i]
 		row := c.Metrics[d.Row]
-		d.Verdict, d.Need, d.Gross, d.Reason = verdict(*d, row, row.Sides[0], row.Sides[o], opt)
+		d.Verdict, d.Need, d.Gross, d.Reason = verdict(*d, row.Sides[0], row.Sides[o])
 		p.Counts[d.Verdict]++
 	}
 	p.HostDrift = hostDrift(sides[0].Runs, sides[o].Runs, opt)
-	markHostDrift(c, &p, opt)
+	return p
+}
+
+// finish marks the changes the host's own drift explains (after explain
+// has set which references a differing setting moved) and counts the
+// changes that remain.
+func (c *Comparison) finish(p *Pair, opt Options) {
+	markHostDrift(c, p, opt)
 	for _, d := range p.Deltas {
-		if (d.Verdict == Better || d.Verdict == Worse) && !d.HostDrift {
+		if d.Verdict.Changed() && !d.HostDrift {
 			p.Changed++
 		}
 	}
 	p.Suites = suiteMeans(c.Metrics, p.Deltas)
-	return p
 }
 
 func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) Delta {
@@ -289,7 +283,7 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	mw := stats.MannWhitneyTest(a.Samples, b.Samples)
 	d.U = mw.U
 	if a.samplesAreRuns && b.samplesAreRuns {
-		return deltaGoBench(row, a, b, opt)
+		return deltaGoBench(row, m, a, b, opt)
 	}
 	pa, pb := pairedBlocks(a, b)
 	compareRuns := func(conf float64) stats.RunLevel {
@@ -301,7 +295,9 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 	rl := compareRuns(opt.Confidence)
 	d.P = rl.P
 	d.Drift = RunDrift{Source: rl.Source, RunsBase: rl.Ka, RunsOther: rl.Kb, DF: rl.DF}
-	if rl.DF > 0 {
+	// A metric that is 0 in every run (an exec probe's system time) has
+	// no relative drift: NaN would break the JSON report.
+	if rl.DF > 0 && !math.IsNaN(rl.DriftPct) && !math.IsInf(rl.DriftPct, 0) {
 		d.Drift.Pct = rl.DriftPct
 		d.Drift.RunsNeeded = stats.RunsNeeded(rl.DriftPct, 100*opt.Margin, opt.Alpha)
 	}
@@ -326,14 +322,12 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 		}
 	}
 	// Equivalence: the 1−2α interval of the ratio inside ±margin (TOST on
-	// the run-level model).
-	eq := compareRuns(1 - 2*opt.Alpha)
-	if eq.Linear {
-		m := opt.Margin * math.Abs(base)
-		d.Equivalent = eq.HasInterval() && eq.DiffLo > -m && eq.DiffHi < m || eq.HasInterval() && eq.DiffLo == 0 && eq.DiffHi == 0
-	} else {
-		d.Equivalent = eq.HasInterval() && eq.Lo > 1/(1+opt.Margin) && eq.Hi < 1+opt.Margin
+	// the run-level model), decided by the one effect rule.
+	d.eff = effect.FromRunLevel(rl, compareRuns(1-2*opt.Alpha), m.Better, opt.effectOptions())
+	if !d.eff.HasInterval() {
+		d.eff.SetGross(a.Summary, b.Summary)
 	}
+	d.Equivalent = d.eff.Equivalent()
 	var spread float64
 	for _, s := range []*SideStats{a, b} {
 		if s.Noise != nil {
@@ -341,7 +335,6 @@ func delta(row int, m MetricRow, a, b *SideStats, cal [][]float64, opt Options) 
 		}
 	}
 	d.WithinNoise = spread > 0 && !math.IsNaN(d.DeltaPct) && math.Abs(d.DeltaPct) < spread
-	d.lvl = rl
 	return d
 }
 
@@ -370,7 +363,7 @@ func pairedBlocks(a, b *SideStats) ([]float64, []float64) {
 // -count repetition is an independent run, so the samples are the runs and
 // the test is Mann–Whitney U on them, the shift Hodges–Lehmann's, and
 // equivalence TOST on that shift. p-values agree with benchstat's.
-func deltaGoBench(row int, a, b *SideStats, opt Options) Delta {
+func deltaGoBench(row int, m MetricRow, a, b *SideStats, opt Options) Delta {
 	d := Delta{Row: row}
 	mw := stats.MannWhitneyTest(a.Samples, b.Samples)
 	d.U, d.P = mw.U, mw.P
@@ -382,101 +375,21 @@ func deltaGoBench(row int, a, b *SideStats, opt Options) Delta {
 		d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct = 100*d.Shift/math.Abs(base), 100*d.ShiftLo/math.Abs(base), 100*d.ShiftHi/math.Abs(base)
 		d.Ratio = b.Summary.Median / base
 	}
-	d.Equivalent, _, _ = stats.Equivalent(a.Samples, b.Samples, opt.Margin, opt.Alpha)
+	d.eff = effect.FromSamples(a.Samples, b.Samples, m.Better, opt.effectOptions())
+	d.Equivalent = d.eff.Equivalent()
 	d.Drift = RunDrift{Source: stats.DriftRuns, RunsBase: len(a.Samples), RunsOther: len(b.Samples)}
-	d.sampleLevel = true
 	return d
 }
 
-// verdictGoBench: Holm-adjusted Mann–Whitney p < α decides; samples too
-// few for any p below α are inconclusive with the count that would do.
-func verdictGoBench(d Delta, m MetricRow, a, b *SideStats, opt Options) (Verdict, int, bool, string) {
-	na, nb := len(a.Samples), len(b.Samples)
-	if na == 0 || nb == 0 || math.IsNaN(d.P) || stats.MinPValue(na, nb) >= opt.Alpha {
-		n := stats.SamplesNeeded(opt.Alpha)
-		return Inconclusive, n, false, fmt.Sprintf("too few results: -count %d or more per side can reach p < %g", n, opt.Alpha)
-	}
-	if d.PAdj < opt.Alpha {
-		dir := d.Shift
-		if dir == 0 {
-			dir = b.Summary.Median - a.Summary.Median
-		}
-		switch {
-		case dir > 0 && m.Better == run.Higher, dir < 0 && m.Better == run.Lower:
-			return Better, 0, false, ""
-		case dir != 0:
-			return Worse, 0, false, ""
-		}
-	}
-	if d.Equivalent {
-		return Equivalent, 0, false, ""
-	}
-	return Same, 0, false, ""
-}
-
-// verdict applies the rules of docs/compare.md on the run-level model
-// (docs/statistics.md): a change is called only when the Holm-adjusted
-// run-level p is below α and the whole interval of the ratio lies beyond
-// ±MinEffect·margin. With one run per side and no calibration there is no
-// drift estimate: only a change beyond stats.GrossFactor whose two runs'
-// median intervals do not overlap is called; everything else is
-// inconclusive, with the runs that would settle it.
-func verdict(d Delta, m MetricRow, a, b *SideStats, opt Options) (Verdict, int, bool, string) {
-	if d.sampleLevel {
-		return verdictGoBench(d, m, a, b, opt)
-	}
-	if len(a.Samples) == 0 || len(b.Samples) == 0 || (math.IsNaN(d.Ratio) && !d.lvl.Linear) {
+// verdict is the one rule (package effect) on the delta's run-level (or,
+// for Go benchmark files, sample-level) effect with its Holm-adjusted p.
+func verdict(d Delta, a, b *SideStats) (Verdict, int, bool, string) {
+	if len(a.Samples) == 0 || len(b.Samples) == 0 {
 		return Inconclusive, 0, false, "no samples on one side"
 	}
-	dir := 0
-	gross := false
-	if d.lvl.HasInterval() {
-		if d.PAdj < opt.Alpha {
-			dir = d.lvl.Direction(stats.MinEffect * opt.Margin)
-		}
-	} else {
-		if g := grossDirection(d.Ratio, d.lvl.Linear, a.Summary, b.Summary); g != 0 {
-			dir, gross = g, true
-		} else {
-			return Inconclusive, 3, false, fmt.Sprintf("one run per side cannot separate host drift from a change smaller than ×%g; --repeat 3 (or a calibration run of the same probe on each host) fixes it", stats.GrossFactor)
-		}
-	}
-	switch {
-	case dir > 0 && m.Better == run.Higher, dir < 0 && m.Better == run.Lower:
-		return Better, 0, gross, ""
-	case dir != 0:
-		return Worse, 0, gross, ""
-	}
-	if d.Equivalent {
-		return Equivalent, 0, false, ""
-	}
-	return Same, 0, false, ""
-}
-
-// grossDirection is +1 or −1 when the ratio of the two sides' medians is
-// at least GrossFactor either way and their median intervals are disjoint.
-func grossDirection(ratio float64, linear bool, a, b stats.Summary) int {
-	if !a.HasCI || !b.HasCI {
-		return 0
-	}
-	if linear {
-		// From nothing to something (errors, drops): gross when the
-		// intervals are disjoint and one side is all zero.
-		switch {
-		case a.Lo == 0 && a.Hi == 0 && b.Lo > 0:
-			return 1
-		case b.Lo == 0 && b.Hi == 0 && a.Lo > 0:
-			return -1
-		}
-		return 0
-	}
-	switch {
-	case ratio >= stats.GrossFactor && b.Lo > a.Hi:
-		return 1
-	case ratio <= 1/stats.GrossFactor && b.Hi < a.Lo:
-		return -1
-	}
-	return 0
+	e := d.eff
+	e.SetP(d.PAdj)
+	return e.Verdict(), e.Need(), e.IsGross(), e.Reason()
 }
 
 // runMedians is one run's contribution to the run-level statistics: its
@@ -501,7 +414,7 @@ func calibration(k Key, base, other Side, history []*run.Run, exclude map[string
 	hosts := map[string]bool{}
 	var ref *run.Run
 	for _, r := range slices.Concat(base.Runs, other.Runs) {
-		if r.Probe == k.Probe && suiteOf(r) == k.Suite && (k.Params == "" || paramString(r) == k.Params) {
+		if r.Probe == k.Probe && suiteOf(r) == k.Suite && (k.Params == "" || r.ParamKey() == k.Params) {
 			hosts[r.Host] = true
 			if ref == nil {
 				ref = r

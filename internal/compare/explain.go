@@ -32,6 +32,10 @@ type Cause struct {
 	// Score is Weight × Moved/Affected: a knob is more likely the cause
 	// when more of the metrics it should move did move.
 	Score float64 `json:"score"`
+	// ReferenceMoved says which host-drift references this setting moved
+	// too ("the syscall reference moved too: mitigations change …"):
+	// their movement was counted for the setting, not as host drift.
+	ReferenceMoved []string `json:"reference_moved,omitempty"`
 }
 
 // Supported reports whether metrics this cause can move actually moved.
@@ -39,7 +43,7 @@ func (c Cause) Supported() bool { return len(c.Moved) > 0 }
 
 // explain fills a pair's config diff, monitor diff and likely causes
 // (host noise, hostnoise.go, is evidence for the causes only).
-func explain(c *Comparison, p *Pair, base, other Side) {
+func explain(c *Comparison, p *Pair, base, other Side, opt Options) {
 	sa := base.Snapshots[c.Sides[0].SnapshotID]
 	sb := other.Snapshots[c.Sides[p.Other].SnapshotID]
 	p.Config = append(DiffRuns(base.Runs, other.Runs), DiffSnapshots(sa, sb)...)
@@ -66,8 +70,62 @@ func explain(c *Comparison, p *Pair, base, other Side) {
 		}
 	}
 	diffs = append(diffs, hostNoiseDiffs(base.Runs, other.Runs)...)
+	notes := confound(p, diffs, smallPages(base.Runs) && smallPages(other.Runs))
+	c.finish(p, opt)
 	diffs = append(diffs, hostDriftDiffs(p.HostDrift)...)
 	p.Causes = rankCauses(c, p, diffs)
+	for i := range p.Causes {
+		p.Causes[i].ReferenceMoved = notes[p.Causes[i].Knob]
+	}
+}
+
+// confound applies the knowledge base's reference confounders
+// (knowledge.ReferenceConfounders): a reference that moved while a
+// setting that moves it differs is that setting's doing, not host drift.
+// It marks those references ConfoundedBy and returns, per knowledge entry,
+// the sentences the report adds to the setting's cause.
+func confound(p *Pair, diffs []sourced, small bool) map[string][]string {
+	notes := map[string][]string{}
+	for i := range p.HostDrift {
+		h := &p.HostDrift[i]
+		if !h.Significant {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, d := range diffs {
+			if d.source != "config" || factKind(d.Path) != KindSetting && factKind(d.Path) != KindIdentity {
+				continue
+			}
+			e := knowledge.Lookup(d.Path)
+			if e == nil || seen[e.ID] {
+				continue
+			}
+			cf, ok := knowledge.MovesReference(e.ID, string(h.Kind), small)
+			if !ok {
+				continue
+			}
+			seen[e.ID] = true
+			h.ConfoundedBy = append(h.ConfoundedBy, e.ID)
+			notes[e.ID] = append(notes[e.ID], fmt.Sprintf("the %s reference moved too (%+.1f%%): %s", h.Kind, h.SpeedPct, cf.Why))
+		}
+	}
+	return notes
+}
+
+// smallPages: every reference reading of the runs used a memory buffer
+// fixed to base pages.
+func smallPages(runs []*run.Run) bool {
+	for _, r := range runs {
+		if r.Noise == nil {
+			continue
+		}
+		for _, nr := range []*run.NoiseReading{r.Noise.Before, r.Noise.After} {
+			if nr != nil && nr.Reference != nil && !nr.Reference.MemSmallPages {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 type sourced struct {

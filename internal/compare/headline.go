@@ -27,6 +27,11 @@ func Headline(c *Comparison, p Pair) string {
 	default:
 		parts = append(parts, fmt.Sprintf("%d settings differ", n))
 	}
+	for _, h := range p.HostDrift {
+		if h.Significant && len(h.ConfoundedBy) > 0 {
+			parts = append(parts, fmt.Sprintf("the %s reference moved with it (%+.1f%%: %s)", h.Kind, h.SpeedPct, strings.Join(h.ConfoundedBy, ", ")))
+		}
+	}
 	if h, ok := largestDrift(p.HostDrift); ok {
 		dir := "faster"
 		if h.SpeedPct < 0 {
@@ -68,12 +73,13 @@ func Headline(c *Comparison, p Pair) string {
 	return strings.Join(parts, "; ")
 }
 
-// largestDrift is the significant reference with the largest move.
+// largestDrift is the significant reference with the largest move that no
+// differing setting accounts for.
 func largestDrift(hd []HostDrift) (HostDrift, bool) {
 	var best HostDrift
 	found := false
 	for _, h := range hd {
-		if h.Significant && (!found || math.Abs(h.SpeedPct) > math.Abs(best.SpeedPct)) {
+		if h.Significant && len(h.ConfoundedBy) == 0 && (!found || math.Abs(h.SpeedPct) > math.Abs(best.SpeedPct)) {
 			best, found = h, true
 		}
 	}

@@ -46,6 +46,10 @@ type HostDrift struct {
 	Readings   [2]int  `json:"readings"` // per side
 	// Significant: the interval lies beyond the minimum effect.
 	Significant bool `json:"significant"`
+	// ConfoundedBy lists the differing settings (knowledge entry ids)
+	// that move this reference workload (knowledge.ReferenceConfounders):
+	// its movement is theirs, not the host's, and explains nothing.
+	ConfoundedBy []string `json:"confounded_by,omitempty"`
 }
 
 // refSpeed extracts a reading's speed for one kind (higher is faster).
@@ -132,7 +136,7 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 		}
 		row := c.Metrics[d.Row]
 		h, ok := byKind[refKindOf(row.Probe, row.Metric, row.Unit)]
-		if !ok || !h.Significant {
+		if !ok || !h.Significant || len(h.ConfoundedBy) > 0 {
 			continue
 		}
 		ref := 1 + h.SpeedPct/100
@@ -150,10 +154,10 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 			d.HostDrift = adj < stats.GrossFactor && adj > 1/stats.GrossFactor
 			continue
 		}
-		if !d.lvl.HasInterval() {
+		if !d.eff.HasInterval() {
 			continue
 		}
-		lo, hi := speed(d.lvl.Lo), speed(d.lvl.Hi)
+		lo, hi := speed(d.eff.Lo), speed(d.eff.Hi)
 		lo, hi = min(lo, hi), max(lo, hi)
 		adj := stats.RunLevel{Ka: 1, Kb: 1, DF: 1, Ratio: 1, Lo: lo / ref, Hi: hi / ref}
 		if adj.Direction(stats.MinEffect*opt.Margin) == 0 {
@@ -168,7 +172,7 @@ func markHostDrift(c *Comparison, p *Pair, opt Options) {
 func hostDriftDiffs(hd []HostDrift) []sourced {
 	var out []sourced
 	for _, h := range hd {
-		if !h.Significant {
+		if !h.Significant || len(h.ConfoundedBy) > 0 {
 			continue
 		}
 		v := Better

@@ -17,7 +17,7 @@ import (
 func noiseFloor(k Key, side, history []*run.Run, exclude map[string]bool) *Noise {
 	var ref *run.Run
 	for _, r := range side {
-		if r.Probe == k.Probe && (k.Params == "" || paramString(r) == k.Params) {
+		if r.Probe == k.Probe && (k.Params == "" || r.ParamKey() == k.Params) {
 			ref = r
 			break
 		}
@@ -48,4 +48,4 @@ func noiseFloor(k Key, side, history []*run.Run, exclude map[string]bool) *Noise
 }
 
 // sameParams: the same parameters and placement, as compare's rows key them.
-func sameParams(a, b *run.Run) bool { return paramString(a) == paramString(b) }
+func sameParams(a, b *run.Run) bool { return a.ParamKey() == b.ParamKey() }

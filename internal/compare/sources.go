@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 
@@ -43,7 +44,8 @@ func (e *SideError) Unwrap() error { return e.Err }
 
 // Sources resolves command-line arguments to sides: a file (a run export
 // or Go benchmark output), else a label of the run database (all its
-// runs), else a run id or unique prefix. The database is opened only when
+// runs), else a run id or unique prefix; A,B,… joins several labels or
+// ids into one side. The database is opened only when
 // an argument needs it.
 type Sources struct {
 	// Open opens the run database (read-only: comparing only reads).
@@ -77,9 +79,30 @@ func (s *Sources) Side(ctx context.Context, arg string) (Side, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		return ReadSideFile(arg)
 	}
+	side, err := s.sideFromStore(ctx, arg)
+	var se *SideError
+	if err != nil && looksLikeFile(arg) && errors.As(err, &se) && (se.Kind == UnknownName || se.Kind == NoDatabase) {
+		// A label may hold a '/' ('bench --state … --label ab' stores
+		// ab/base): only when no such label exists is it a missing file.
+		return side, &SideError{arg, NoSuchFile, arg + ": no such file, and no label or run id of that name", nil}
+	}
+	return side, err
+}
+
+func (s *Sources) sideFromStore(ctx context.Context, arg string) (Side, error) {
 	side := Side{Name: arg, Snapshots: map[string]*snapshot.Snapshot{}}
-	if looksLikeFile(arg) {
-		return side, &SideError{arg, NoSuchFile, arg + ": no such file", nil}
+	if parts := strings.Split(arg, ","); len(parts) > 1 {
+		// ID,ID,…: several runs (or labels) as one side, as the console
+		// links its hosts page's comparisons.
+		for _, p := range parts {
+			sub, err := s.sideFromStore(ctx, p)
+			if err != nil {
+				return side, err
+			}
+			side.Runs = append(side.Runs, sub.Runs...)
+			maps.Copy(side.Snapshots, sub.Snapshots)
+		}
+		return side, nil
 	}
 	if s.st == nil {
 		st, err := s.Open()

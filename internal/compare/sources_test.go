@@ -27,7 +27,7 @@ func TestSources(t *testing.T) {
 			Started: t0.Add(time.Duration(i) * time.Minute), Ended: t0.Add(time.Duration(i)*time.Minute + time.Second), Complete: true, Stop: run.StopFixed,
 			Metrics: []run.Metric{{Name: "m", Unit: "x/s", Better: run.Higher}}, Samples: []run.Sample{{Metric: "m", Value: 1}}}
 		if id == "bbbb3333" {
-			r.Label = "after"
+			r.Label = "ab/win" // as bench --state … --label ab stores it
 		}
 		if err := st.SaveRun(context.Background(), r, nil); err != nil {
 			t.Fatal(err)
@@ -44,6 +44,10 @@ func TestSources(t *testing.T) {
 	}
 	if h := src.History(ctx, sides); len(h) != 3 {
 		t.Errorf("history has %d runs, want the 3 of cpu on h", len(h))
+	}
+	// A label with '/' is a label when no such file exists.
+	if side, err := src.Side(ctx, "ab/win"); err != nil || len(side.Runs) != 1 || side.Runs[0].ID != "bbbb3333" {
+		t.Errorf("label ab/win: %+v, %v", side, err)
 	}
 	empty := filepath.Join(dir, "empty.json")
 	os.WriteFile(empty, []byte("  \n"), 0o644)

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/perflab/perflab/internal/effect"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/stats"
@@ -42,16 +43,28 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Verdict is the outcome for one metric.
-type Verdict string
+// Verdict is the outcome for one metric: package effect's.
+type Verdict = effect.Verdict
 
 const (
-	Better       Verdict = "better"       // significant change in the good direction
-	Worse        Verdict = "worse"        // significant change in the bad direction
-	Same         Verdict = "same"         // no significant difference, equivalence not shown
-	Equivalent   Verdict = "equivalent"   // shown to be within ±margin (TOST)
-	Inconclusive Verdict = "inconclusive" // too few samples to tell
+	Better       = effect.Better       // significant change in the good direction
+	Worse        = effect.Worse        // significant change in the bad direction
+	Same         = effect.Same         // no significant difference, equivalence not shown
+	Equivalent   = effect.Equivalent   // shown to be within ±margin (TOST)
+	Inconclusive = effect.Inconclusive // too few samples to tell
 )
+
+func (o Options) effectOptions() effect.Options {
+	return effect.Options{Alpha: o.Alpha, Margin: o.Margin, Confidence: o.Confidence}
+}
+
+// Effect is the delta's effect (package effect), with its Holm-adjusted p:
+// the value every caller that needs a verdict on compare's numbers uses.
+func (d Delta) Effect() effect.Effect {
+	e := d.eff
+	e.SetP(d.PAdj)
+	return e
+}
 
 // Comparison is the result of comparing sides; with a single side it is a
 // plain report of that side's metrics.
@@ -190,8 +203,7 @@ type Delta struct {
 	// Reason says why a verdict is inconclusive, in words a user can act on.
 	Reason string `json:"reason,omitempty"`
 
-	lvl         stats.RunLevel // the run-level result behind the fields above
-	sampleLevel bool           // Go benchmark results: samples are runs
+	eff effect.Effect // the effect behind the fields above; its Verdict decides
 }
 
 // RunDrift is the between-run variation behind one delta.
@@ -221,4 +233,18 @@ type SuiteMean struct {
 	// base/other for lower-is-better metrics), minus one, in percent.
 	GainPct float64 `json:"gain_pct"`
 	Metrics int     `json:"metrics"`
+}
+
+// Delta finds pair i's delta of one probe's metric (the first row of that
+// probe and metric, whatever its suite and parameters).
+func (c *Comparison) Delta(pair int, probe, metric string) (Delta, bool) {
+	if pair < 0 || pair >= len(c.Pairs) {
+		return Delta{}, false
+	}
+	for _, d := range c.Pairs[pair].Deltas {
+		if r := c.Metrics[d.Row]; r.Probe == probe && r.Metric == metric {
+			return d, true
+		}
+	}
+	return Delta{}, false
 }

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -15,6 +17,7 @@ import (
 	"github.com/perflab/perflab/internal/probe"
 	"github.com/perflab/perflab/internal/probe/builtin"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/testenv"
 	"golang.org/x/sys/unix"
 )
@@ -144,22 +147,22 @@ func TestInterleavedNeighbour(t *testing.T) {
 	if share < 0.02 || share > 0.10 {
 		t.Fatalf("the neighbour took %.1f%% of a CPU, want about 5%%", 100*share)
 	}
-	truth := 1 - share
 	found := false
 	for _, e := range res.Effects {
 		if !strings.HasPrefix(e.Metric, "events_per_sec") {
 			continue
 		}
 		found = true
-		t.Logf("%s: neighbour/alone %.4f [%.4f, %.4f] over %d blocks, true %.4f", e.Metric, e.Ratio, e.Lo, e.Hi, e.Blocks, truth)
-		// The true effect is known to ±0.3 points: the neighbour's share is
-		// measured over its whole life, the probe's loss over the
-		// measurement, and sharing a CPU also costs switches and cache.
-		if !(e.Lo <= truth+0.003 && truth-0.003 <= e.Hi) {
-			t.Errorf("%s: interval [%.4f, %.4f] misses the neighbour's true effect %.4f ± 0.003", e.Metric, e.Lo, e.Hi, truth)
-		}
+		t.Logf("%s: neighbour/alone %.4f [%.4f, %.4f] over %d blocks; CPU-share model %.4f", e.Metric, e.Ratio, e.Lo, e.Hi, e.Blocks, 1-share)
+		// Detected: the 95% interval excludes no effect. The loss is
+		// dozens of its standard errors (0.05 against a standard
+		// error near 0.001 in the recorded runs), so chance alone does not
+		// fail it.
 		if e.Hi >= 1 {
 			t.Errorf("%s: interval [%.4f, %.4f] does not exclude no effect", e.Metric, e.Lo, e.Hi)
+		}
+		if err := agreesWithShare(e, share); err != nil {
+			t.Errorf("%s: %v", e.Metric, err)
 		}
 	}
 	if !found {
@@ -188,9 +191,56 @@ func TestInterleavedNeighbour(t *testing.T) {
 	nop := func(context.Context) error { return nil }
 	aa, _ := interleaveCPU(t, []bench.State{{Name: "A", Apply: nop}, {Name: "B", Apply: nop}}, 8)
 	for _, e := range aa.Effects {
-		t.Logf("A/A %s: %.4f [%.4f, %.4f]", e.Metric, e.Ratio, e.Lo, e.Hi)
-		if e.Lo > 1 || e.Hi < 1 {
-			t.Errorf("A/A %s: interval [%.4f, %.4f] excludes 1", e.Metric, e.Lo, e.Hi)
+		lo, hi := widen(e, aaConfidence)
+		t.Logf("A/A %s: %.4f, 95%% [%.4f, %.4f], %.1f%% [%.4f, %.4f]", e.Metric, e.Ratio, e.Lo, e.Hi, 100*aaConfidence, lo, hi)
+		if lo > 1 || hi < 1 {
+			t.Errorf("A/A %s: the %.1f%% interval [%.4f, %.4f] excludes 1", e.Metric, 100*aaConfidence, lo, hi)
 		}
 	}
+}
+
+// aaConfidence is the interval an A/A session must cover 1 with. A 95%
+// interval misses 1 in one A/A session in twenty by construction, so
+// asserting it would fail CI one run in twenty; the 99.9% interval fails
+// one in a thousand (per metric), which is what a proof run on every
+// landing can afford.
+const aaConfidence = 0.999
+
+// widen turns an effect's 95% interval into the conf interval of the same
+// paired t estimate: the interval is exp(d̄ ± q·SE) with q the t quantile
+// for the effect's Blocks−1 degrees of freedom, so the half-width in log
+// space scales by the ratio of the quantiles.
+func widen(e bench.Effect, conf float64) (lo, hi float64) {
+	if e.Blocks < 2 || !(e.Lo > 0) || !(e.Ratio > 0) {
+		return math.Inf(-1), math.Inf(1)
+	}
+	df := float64(e.Blocks - 1)
+	k := stats.TQuantile((1+conf)/2, df) / stats.TQuantile((1+stats.DefaultConfidence)/2, df)
+	d := math.Log(e.Ratio)
+	return math.Exp(d - k*(d-math.Log(e.Lo))), math.Exp(d + k*(math.Log(e.Hi)-d))
+}
+
+// agreesWithShare checks the measured loss 1−ratio against the CPU-share
+// model: the neighbour took share of the CPU over its whole life. The model
+// is not the truth to the third decimal: the share is measured over the
+// neighbour's life, the probe's loss over the measurement; while the CPU
+// is contended the neighbour's 1 ms spins (timed on the wall clock) are
+// preempted and take less CPU than when the probe is idle; sharing a CPU
+// also costs switches and cache; and on a shared VM steal time lands on
+// both. The loss is a fraction of the share (0.87 in the CI run that failed the old ±0.3-point check:
+// loss 0.0506, share 0.0583). So the measurement agrees with the model when the loss is
+// within modelSlack of the share plus the measurement's own uncertainty —
+// the 99.9% half-width of its interval — and nothing tighter: the
+// session measures the effect to a fraction of a point, but the model
+// only knows it to within a fraction of itself.
+func agreesWithShare(e bench.Effect, share float64) error {
+	const modelSlack = 0.35 // of the share: the model's own error, see above
+	lo, hi := widen(e, aaConfidence)
+	loss, lossLo, lossHi := 1-e.Ratio, 1-hi, 1-lo
+	tol := modelSlack * share
+	if lossHi < share-tol || lossLo > share+tol {
+		return fmt.Errorf("loss %.4f (99.9%% [%.4f, %.4f]) disagrees with the neighbour's CPU share %.4f ± %.4f (%.0f%% model slack)",
+			loss, lossLo, lossHi, share, tol, 100*modelSlack)
+	}
+	return nil
 }

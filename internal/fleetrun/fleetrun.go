@@ -46,6 +46,14 @@ func (s Status) Failure() bool { return s != OK && s != Findings }
 type Host struct {
 	Name   string
 	Target remote.Target
+	// Local runs the command on this machine, without SSH
+	// (ansible_connection=local).
+	Local bool
+	// Refuse, when set, is why perflab cannot run on the host as the
+	// inventory describes it (a connection plugin other than ssh or
+	// local; ansible_become for a user other than root); the host's
+	// outcome is failed with this reason and nothing is dialled.
+	Refuse string
 }
 
 // FromInventory turns resolved inventory hosts into Hosts.
@@ -56,7 +64,14 @@ func FromInventory(hosts []inventory.Host) []Host {
 		if h.KeyFile != "" {
 			t.IdentityFiles = []string{h.KeyFile}
 		}
-		out = append(out, Host{Name: h.Name, Target: t})
+		fh := Host{Name: h.Name, Target: t, Local: h.Connection == "local"}
+		switch {
+		case h.Connection != "" && h.Connection != "ssh" && h.Connection != "local":
+			fh.Refuse = "ansible_connection=" + h.Connection + ": perflab reaches hosts over SSH or runs locally (ansible_connection=ssh or local)"
+		case h.Become && !fh.Local && h.User != "root":
+			fh.Refuse = "ansible_become is set: perflab does not escalate privileges; connect as root (ansible_user=root) or unset ansible_become for this host"
+		}
+		out = append(out, fh)
 	}
 	return out
 }
@@ -140,6 +155,9 @@ func Run(ctx context.Context, hosts []Host, o Options) *Report {
 func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.Mutex) Outcome {
 	start := time.Now()
 	out := Outcome{Host: h.Name, Address: h.Target.Addr()}
+	if h.Local {
+		out.Address = "local"
+	}
 	fmt.Fprintf(pr, "[%s] starting on %s\n", h.Name, out.Address)
 	hctx := ctx
 	if o.HostTimeout > 0 {
@@ -185,6 +203,12 @@ type hostResult struct {
 // execHost opens one SSH connection, runs the command (and the snapshot
 // when asked for) and closes everything it started there.
 func execHost(ctx context.Context, h Host, o Options, stderr io.Writer) (*hostResult, error) {
+	if h.Refuse != "" {
+		return nil, &remote.Error{Kind: remote.KindFailed, Target: h.Name, Msg: h.Refuse}
+	}
+	if h.Local {
+		return execLocal(ctx, o, stderr)
+	}
 	conn := o.Conn
 	t := h.Target
 	conn.Resolved = &t
@@ -211,6 +235,28 @@ func execHost(ctx context.Context, h Host, o Options, stderr io.Writer) (*hostRe
 		}
 		if sr.Code != 0 {
 			return nil, &remote.Error{Kind: remote.KindFailed, Target: h.Name, Msg: fmt.Sprintf("taking the snapshot to store exited %d", sr.Code)}
+		}
+		res.snapshot = snap.Bytes()
+	}
+	return res, nil
+}
+
+// execLocal runs the command (and the snapshot) on this machine.
+func execLocal(ctx context.Context, o Options, stderr io.Writer) (*hostResult, error) {
+	var stdout bytes.Buffer
+	r, err := remote.RunLocal(ctx, o.Args, o.Export, &stdout, stderr)
+	if err != nil {
+		return nil, err
+	}
+	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export}
+	if o.Snapshot && r.Code < 2 {
+		var snap bytes.Buffer
+		sr, err := remote.RunLocal(ctx, []string{"snapshot", "--format", "json"}, false, &snap, stderr)
+		if err != nil {
+			return nil, err
+		}
+		if sr.Code != 0 {
+			return nil, &remote.Error{Kind: remote.KindFailed, Target: "local", Msg: fmt.Sprintf("taking the snapshot to store exited %d", sr.Code)}
 		}
 		res.snapshot = snap.Bytes()
 	}

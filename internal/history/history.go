@@ -16,6 +16,7 @@ package history
 
 import (
 	"context"
+	"github.com/perflab/perflab/internal/effect"
 	"math"
 	"sort"
 	"strings"
@@ -60,10 +61,14 @@ type Point struct {
 // Change is a change point with the runs on either side and the settings
 // that differ between their snapshots.
 type Change struct {
-	At        changepoint.Point `json:"change_point"`
-	BeforeRun string            `json:"before_run"` // last run before the change
-	AfterRun  string            `json:"after_run"`  // first run after it
-	Settings  []compare.Diff    `json:"settings"`
+	At changepoint.Point `json:"change_point"`
+	// Verdict is the change decided by the one rule (package effect):
+	// better or worse at the change point's significance, by the metric's
+	// better-is.
+	Verdict   effect.Verdict `json:"verdict"`
+	BeforeRun string         `json:"before_run"` // last run before the change
+	AfterRun  string         `json:"after_run"`  // first run after it
+	Settings  []compare.Diff `json:"settings"`
 	// NoSnapshot names a side whose snapshot is not stored, so the
 	// settings could not be compared.
 	NoSnapshot string `json:"no_snapshot,omitempty"`
@@ -130,7 +135,8 @@ func (s *Series) detect(o changepoint.Options) {
 		return // a run without a finite median: not a series to search
 	}
 	for _, cp := range changepoint.Detect(xs, o) {
-		s.Changes = append(s.Changes, Change{At: cp,
+		v := effect.FromShift(cp.Change, cp.ChangeLo, cp.ChangeHi, cp.PValue, s.Better, effect.Options{Alpha: o.Alpha}).Verdict()
+		s.Changes = append(s.Changes, Change{At: cp, Verdict: v,
 			BeforeRun: s.Points[cp.Index-1].RunID, AfterRun: s.Points[cp.Index].RunID, Settings: []compare.Diff{}})
 	}
 }

@@ -77,7 +77,7 @@ func (f FS) openIn(p string, flags int) (int, error) {
 	if flags&unix.O_PATH == 0 {
 		flags |= unix.O_NOCTTY // openat2 refuses other flags beside O_PATH
 	}
-	r := rel(p)
+	r := rel(f.mapped(p))
 	if useOpenat2 {
 		fd, err := openat2InRoot(rootfd, r, flags)
 		if !errors.Is(err, unix.ENOSYS) {
@@ -314,7 +314,7 @@ func (f FS) statConfined(p string) (fs.FileInfo, error) {
 // resolveConfined returns the host path p resolves to inside the tree.
 func (f FS) resolveConfined(p string) (string, error) {
 	var names []string
-	todo := splitPath(rel(p))
+	todo := splitPath(rel(f.mapped(p)))
 	links := 0
 	for len(todo) > 0 {
 		name := todo[0]

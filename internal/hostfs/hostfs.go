@@ -29,10 +29,13 @@ import (
 	"github.com/prometheus/procfs/sysfs"
 )
 
-// FS is a host root filesystem.
+// FS is a host root filesystem, or a container's view of one (WithNetNS).
 type FS struct {
 	root  string
 	scans *scans // nil on the live host
+	// netPID, when non-zero, is the process whose network namespace the
+	// view shows (see WithNetNS).
+	netPID int
 }
 
 // ErrNotLinuxRoot is returned by New for a directory without proc/ or sys/.
@@ -78,13 +81,47 @@ func (f FS) Live() bool { return f.root == "/" }
 
 // Path maps a host path to the path under the root. ".." components cannot
 // climb above the root: "/../etc" is the root's etc, as on the host itself.
+// In a network-namespace view /proc/net is the process's /proc/PID/net, and
+// in a captured tree /proc/sys/net is /proc/PID/root/proc/sys/net (see
+// WithNetNS).
 func (f FS) Path(p string) string {
-	return filepath.Join(f.root, filepath.Clean("/"+p))
+	return filepath.Join(f.root, f.mapped(p))
+}
+
+// mapped is the host path p names in this view, before the root is
+// joined: the network-namespace redirections of Path, cleaned.
+func (f FS) mapped(p string) string {
+	clean := filepath.Clean("/" + p)
+	if f.netPID > 0 {
+		pid := strconv.Itoa(f.netPID)
+		if rest, ok := cutDir(clean, "/proc/net"); ok {
+			clean = "/proc/" + pid + "/net" + rest
+		} else if rest, ok := cutDir(clean, "/proc/sys/net"); ok && !f.Live() {
+			clean = "/proc/" + pid + "/root/proc/sys/net" + rest
+		}
+	}
+	return clean
+}
+
+// cutDir returns what follows dir in p when p is dir or under it.
+func cutDir(p, dir string) (string, bool) {
+	if p == dir {
+		return "", true
+	}
+	if rest, ok := strings.CutPrefix(p, dir+"/"); ok {
+		return "/" + rest, true
+	}
+	return "", false
 }
 
 // ReadFile reads a whole file.
 // In a tree it is confined, regular files only, at most MaxRead bytes.
 func (f FS) ReadFile(p string) ([]byte, error) {
+	if f.netScoped(p) {
+		var b []byte
+		err := f.InNetNS(func() (err error) { b, err = os.ReadFile(f.Path(p)); return err })
+		return b, err
+	}
 	if f.Live() {
 		return os.ReadFile(f.Path(p))
 	}
@@ -115,6 +152,11 @@ func (f FS) ReadInt(p string) (int64, error) {
 
 // ReadDir lists a directory.
 func (f FS) ReadDir(p string) ([]os.DirEntry, error) {
+	if f.netScoped(p) {
+		var ents []os.DirEntry
+		err := f.InNetNS(func() (err error) { ents, err = os.ReadDir(f.Path(p)); return err })
+		return ents, err
+	}
 	if f.Live() {
 		return os.ReadDir(f.Path(p))
 	}
@@ -124,6 +166,9 @@ func (f FS) ReadDir(p string) ([]os.DirEntry, error) {
 // Exists reports whether a path exists (following links; in a tree, only
 // inside it).
 func (f FS) Exists(p string) bool {
+	if f.netScoped(p) {
+		return f.InNetNS(func() error { _, err := os.Stat(f.Path(p)); return err }) == nil
+	}
 	_, err := f.Stat(p)
 	return err == nil
 }
@@ -202,9 +247,16 @@ func (f FS) Glob(pattern string) ([]string, error) {
 // /proc/sys and /sys knobs (no create, no rename). It is used only by tune.
 // In a tree the file must be a regular file inside it.
 func (f FS) WriteFile(p string, data []byte) error {
+	if f.netScoped(p) {
+		return f.InNetNS(func() error { return f.writeFile(p, data) })
+	}
 	if !f.Live() {
 		return f.writeConfined(p, data)
 	}
+	return f.writeFile(p, data)
+}
+
+func (f FS) writeFile(p string, data []byte) error {
 	fh, err := os.OpenFile(f.Path(p), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err

@@ -26,9 +26,18 @@ import (
 //     hypervisor gives the vCPU.
 //   - Memory: a sequential read of a RefMemBytes buffer, 8 bytes at a time
 //     with four independent sums, in GB/s: the memory bus and the shared
-//     last-level cache that neighbours contend for.
+//     last-level cache that neighbours contend for. The buffer is mapped
+//     with MADV_NOHUGEPAGE, so it is backed by base pages whatever
+//     transparent_hugepage/enabled says: THP always and never read the
+//     same (without it, THP moved this reference with the very setting
+//     under test).
 //   - Syscall: getppid(2), the cheapest system call, in nanoseconds: kernel
 //     entry and exit with the host's mitigations.
+//
+// Settings can still move the CPU chain (the core clock: governor, boost,
+// frequency limits) and the system call (mitigations, audit, seccomp):
+// knowledge.ReferenceConfounders lists them, and explain names such a
+// setting, not host drift, when it differs and its reference moved.
 //
 // Each is timed RefReps times on one pinned, locked thread and the median
 // is kept; one reading takes about 50 ms.
@@ -37,6 +46,9 @@ type Reference struct {
 	CPUNsPerOp float64 // ns per dependent integer step
 	MemGBps    float64 // sequential read bandwidth, 10⁹ bytes/s
 	SyscallNs  float64 // ns per getppid call
+	// MemSmallPages: the memory buffer is fixed to base pages
+	// (MADV_NOHUGEPAGE took).
+	MemSmallPages bool
 }
 
 const (
@@ -95,6 +107,7 @@ func measureReference(ctx context.Context, cpu int) Reference {
 		return ref
 	}
 	buf := refBuffer()
+	ref.MemSmallPages = refBufSmall
 	ref.MemGBps = medianOf(RefReps, func() float64 {
 		start := time.Now()
 		acc += sumRead(buf)
@@ -114,8 +127,9 @@ func measureReference(ctx context.Context, cpu int) Reference {
 }
 
 var (
-	refBufOnce sync.Once
-	refBuf     []uint64
+	refBufOnce  sync.Once
+	refBuf      []uint64
+	refBufSmall bool // MADV_NOHUGEPAGE took
 )
 
 // refBuffer is allocated and faulted in once per process: a bench session
@@ -123,12 +137,28 @@ var (
 // cost more than the reading itself.
 func refBuffer() []uint64 {
 	refBufOnce.Do(func() {
-		refBuf = make([]uint64, RefMemBytes/8)
+		refBuf, refBufSmall = smallPageBuffer(RefMemBytes / 8)
 		for i := range refBuf {
 			refBuf[i] = uint64(i)
 		}
 	})
 	return refBuf
+}
+
+// smallPageBuffer maps n words with MADV_NOHUGEPAGE before the first
+// touch, so no huge page ever backs them; the Go heap instead where the
+// kernel refuses (then the page size follows THP, and the reference says
+// so only through its documentation).
+func smallPageBuffer(n int) ([]uint64, bool) {
+	b, err := unix.Mmap(-1, 0, n*8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return make([]uint64, n), false
+	}
+	if err := unix.Madvise(b, unix.MADV_NOHUGEPAGE); err != nil {
+		unix.Munmap(b)
+		return make([]uint64, n), false
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), true
 }
 
 // cpuChain runs n dependent LCG + xor-shift steps.

@@ -2,7 +2,12 @@ package hostnoise
 
 import (
 	"context"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // The reference must measure something physical: positive, finite and in
@@ -48,4 +53,33 @@ func TestReferenceKernels(t *testing.T) {
 	if m := medianOf(4, func() func() float64 { i := 0.0; return func() float64 { i++; return i } }()); m != 2.5 {
 		t.Errorf("medianOf = %v, want 2.5", m)
 	}
+}
+
+// The memory reference's buffer carries MADV_NOHUGEPAGE (VmFlags "nh" in
+// smaps): its page size cannot follow transparent_hugepage/enabled.
+func TestReferenceBufferNoHugePages(t *testing.T) {
+	buf := refBuffer()
+	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatalf("read smaps: %v", err)
+	}
+	var in bool
+	for _, line := range strings.Split(string(smaps), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			lo, hi, _ := strings.Cut(f[0], "-")
+			l, _ := strconv.ParseUint(lo, 16, 64)
+			h, _ := strconv.ParseUint(hi, 16, 64)
+			in = l <= addr && addr < h
+			continue
+		}
+		if in && len(f) > 0 && f[0] == "VmFlags:" {
+			if !slices.Contains(f[1:], "nh") {
+				t.Fatalf("reference buffer mapping lacks nh: %s", line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no mapping holds the reference buffer at %#x", addr)
 }

@@ -77,6 +77,12 @@ type Host struct {
 	User    string            `json:"user,omitempty"`     // ansible_user; "" for the SSH client's default
 	Port    int               `json:"port"`               // ansible_port, or 22
 	KeyFile string            `json:"key_file,omitempty"` // ansible_ssh_private_key_file
+	// Connection is ansible_connection: "ssh" (also for Ansible's smart and
+	// paramiko), "local" (run on this machine, in-process, no SSH), or
+	// another plugin's name, which perflab cannot use and says so.
+	Connection string `json:"connection"`
+	// Become is ansible_become: the host expects privilege escalation.
+	Become bool `json:"become,omitempty"`
 	Groups  []string          `json:"groups"`             // every group the host is in, sorted, without all
 	Vars    map[string]string `json:"-"`                  // all its variables after precedence
 }
@@ -99,13 +105,11 @@ func Load(path string) (*Inventory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrInventory, path, err)
 	}
-	dir := filepath.Dir(path)
-	if err := checkVarFiles(dir); err != nil {
+	fixUngrouped(data)
+	if err := addVarFiles(data, filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrInventory, path, err)
 	}
-	if err := data.AddVars(dir); err != nil {
-		return nil, fmt.Errorf("%w %s: group_vars/host_vars: %v", ErrInventory, path, err)
-	}
+	data.Reconcile()
 	return &Inventory{Path: path, data: data}, nil
 }
 
@@ -175,7 +179,7 @@ func (inv *Inventory) Resolve(pattern string) ([]Host, error) {
 
 func (inv *Inventory) host(name string) (Host, error) {
 	ah := inv.data.Hosts[name]
-	h := Host{Name: name, Address: name, Port: 22, Vars: ah.Vars}
+	h := Host{Name: name, Address: name, Port: 22, Vars: ah.Vars, Connection: "ssh"}
 	if ah.Port > 0 {
 		h.Port = ah.Port
 	}
@@ -221,7 +225,30 @@ func (inv *Inventory) host(name string) (Host, error) {
 		return h, err
 	}
 	h.KeyFile = expandHome(h.KeyFile)
+	conn, err := get("ansible_connection")
+	if err != nil {
+		return h, err
+	}
+	switch conn {
+	case "", "ssh", "smart", "paramiko", "paramiko_ssh":
+	default:
+		h.Connection = conn
+	}
+	become, err := get("ansible_become")
+	if err != nil {
+		return h, err
+	}
+	h.Become = isTrue(become)
 	return h, nil
+}
+
+// isTrue reads a boolean the way Ansible's INI and YAML values spell it.
+func isTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on", "1", "y", "t":
+		return true
+	}
+	return false
 }
 
 func expandHome(p string) string {

@@ -47,6 +47,7 @@ func TestConnectionFacts(t *testing.T) {
 				if !ok {
 					continue
 				}
+				w.Connection = "ssh"
 				h.Vars = nil
 				if !reflect.DeepEqual(h, w) {
 					t.Errorf("%s:\n got %+v\nwant %+v", h.Name, h, w)
@@ -155,7 +156,7 @@ func TestInventoryErrors(t *testing.T) {
 		{"yaml empty", "inv.yml", "# nothing\n", "", "no groups"},
 		{"yaml bad range", "inv.yml", "all:\n  hosts:\n    web[9:1]:\n", "", "not two increasing"},
 		{"bad group_vars", "hosts", "h1\n", "group_vars/all.yml", "not a YAML mapping"},
-		{"group_vars without extension", "hosts", "h1\n", "group_vars/all", "rename the file"},
+		{"group_vars without extension", "hosts", "h1\n", "group_vars/all", "group_vars/all: not a YAML mapping"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -232,5 +233,35 @@ func TestHostileRanges(t *testing.T) {
 	}
 	if h := mustHost(t, inv, "rack2-n02"); h.Port != 2200 {
 		t.Errorf("port after a range: %+v", h)
+	}
+}
+
+// TestAnsibleVarsLayout covers what real repositories do and Ansible
+// reads: vars files without an extension (host_vars/NAME for a dotted host
+// name too), a group_vars directory of files with and without extensions,
+// hosts declared under [all] (they are in ungrouped), and
+// ansible_connection=local and ansible_become.
+func TestAnsibleVarsLayout(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "hosts", "[all]\nlonely\nhere ansible_connection=local\n\n[web]\nweb1.example.com\n")
+	write(t, dir, "group_vars/all", "ansible_user: ops\n")
+	write(t, dir, "group_vars/web/10-net", "ansible_port: 2200\n")
+	write(t, dir, "group_vars/web/20-become.yml", "ansible_become: yes\n")
+	write(t, dir, "group_vars/web/.hidden", "ansible_port: 1\n")
+	write(t, dir, "host_vars/web1.example.com", "ansible_host: 192.0.2.7\n")
+	inv := load(t, p)
+	un, err := inv.Resolve("ungrouped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(un) != 2 || un[0].Name != "here" || un[1].Name != "lonely" {
+		t.Errorf("ungrouped = %v, want here and lonely", un)
+	}
+	if un[0].Connection != "local" || un[1].Connection != "ssh" || un[1].User != "ops" {
+		t.Errorf("connections: %+v", un)
+	}
+	w := mustHost(t, inv, "web1.example.com")
+	if w.Address != "192.0.2.7" || w.Port != 2200 || w.User != "ops" || !w.Become {
+		t.Errorf("web1: %+v", w)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -252,50 +250,6 @@ func rangeItems(lo, hi string, stride int) ([]string, error) {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// checkVarFiles parses every group_vars and host_vars file aini will read,
-// because aini skips a file it cannot parse without saying so, and refuses
-// a vars file without a .yml or .yaml extension, which aini would skip too.
-func checkVarFiles(dir string) error {
-	for _, sub := range []string{"group_vars", "host_vars"} {
-		root := filepath.Join(dir, sub)
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if path == root && os.IsNotExist(err) {
-					return filepath.SkipDir
-				}
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			return checkVarFile(root, path)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkVarFile(root, path string) error {
-	rel, _ := filepath.Rel(filepath.Dir(root), path)
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".yml" && ext != ".yaml" {
-		if filepath.Dir(path) == root && !strings.HasPrefix(filepath.Base(path), ".") {
-			return fmt.Errorf("%s: perflab reads variables from NAME.yml, NAME.yaml or NAME/*.yml (rename the file)", rel)
-		}
-		return nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("%s: not a YAML mapping of variables: %v", rel, err)
-	}
-	return nil
-}
 
 var iniSection = regexp.MustCompile(`^\[([^:\]\s]+)(?::(\w+))?\]`)
 

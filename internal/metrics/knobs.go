@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/knob"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -19,10 +20,10 @@ var (
 		"Current cpufreq governor of each CPU (1 for the active governor).",
 		[]string{"cpu", "governor"}, nil)
 	thpEnabledDesc = prometheus.NewDesc(Namespace+"_thp_enabled",
-		"Transparent huge pages policy, /sys/kernel/mm/transparent_hugepage/enabled (1 for the selected mode).",
+		"Transparent huge pages policy, "+thpEnabled.Name()+" (1 for the selected mode).",
 		[]string{"mode"}, nil)
 	thpDefragDesc = prometheus.NewDesc(Namespace+"_thp_defrag",
-		"Transparent huge pages defrag policy, /sys/kernel/mm/transparent_hugepage/defrag (1 for the selected mode).",
+		"Transparent huge pages defrag policy, "+thpDefrag.Name()+" (1 for the selected mode).",
 		[]string{"mode"}, nil)
 	clocksourceDesc = prometheus.NewDesc(Namespace+"_clocksource",
 		"Available clocksources (1 for the current one).",
@@ -35,10 +36,14 @@ var (
 		[]string{"vulnerability", "state"}, nil)
 )
 
+// The enum values come from the knob catalogue (internal/knob), which
+// knows each choice knob's values.
 var (
-	knownGovernors = []string{"conservative", "ondemand", "performance", "powersave", "schedutil", "userspace"}
-	thpModes       = []string{"always", "madvise", "never"}
-	thpDefragModes = []string{"always", "defer", "defer+madvise", "madvise", "never"}
+	thpEnabled     = knob.MustLookup("memory.thp.enabled")
+	thpDefrag      = knob.MustLookup("memory.thp.defrag")
+	knownGovernors = knob.MustLookup("cpu.governors").Values
+	thpModes       = thpEnabled.Values
+	thpDefragModes = thpDefrag.Values
 )
 
 // Knobs is a collector for the key knobs of one snapshot.

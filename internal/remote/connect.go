@@ -97,16 +97,12 @@ func Connect(ctx context.Context, target string, o Options) (*Client, error) {
 		return nil, &Error{Kind: KindBadTarget, Target: target, Msg: err.Error(), Hint: "write [user@]host[:port] or a Host of ~/.ssh/config"}
 	}
 	c := &Client{Target: t, Input: target, lost: make(chan struct{}), done: make(chan struct{})}
+	hops, err := o.Config.ChainTarget(t)
+	if err != nil {
+		return nil, &Error{Kind: KindBadTarget, Target: target, Msg: err.Error()}
+	}
 	var prev *ssh.Client
-	hops := append(append([]string{}, t.ProxyJump...), target)
-	for i, h := range hops {
-		ht := t
-		if i < len(hops)-1 {
-			if ht, err = o.Config.Resolve(h); err != nil {
-				c.closeHops()
-				return nil, &Error{Kind: KindBadTarget, Target: target, Msg: "ProxyJump " + h + ": " + err.Error()}
-			}
-		}
+	for i, ht := range hops {
 		cl, err := dialHop(ctx, prev, ht, target, i < len(hops)-1, &o)
 		if err != nil {
 			c.closeHops()

@@ -176,7 +176,7 @@ func (c *SSHConfig) Resolve(s string) (Target, error) {
 		t.Name = net.JoinHostPort(host, strconv.Itoa(port))
 	}
 	if hn := c.get(host, "HostName"); hn != "" {
-		t.Host = strings.ReplaceAll(hn, "%h", host)
+		t.Host = strings.NewReplacer("%%", "%", "%h", host).Replace(hn)
 	}
 	if t.User == "" {
 		t.User = c.get(host, "User")
@@ -197,7 +197,7 @@ func (c *SSHConfig) Resolve(s string) (Target, error) {
 		t.Port = 22
 	}
 	for _, f := range c.getAll(host, "IdentityFile") {
-		t.IdentityFiles = append(t.IdentityFiles, expandHome(f))
+		t.IdentityFiles = append(t.IdentityFiles, expandTokens(expandHome(f), t, host))
 	}
 	if pc := c.get(host, "ProxyCommand"); pc != "" && !strings.EqualFold(pc, "none") {
 		if pj := c.get(host, "ProxyJump"); pj != "" && !strings.EqualFold(pj, "none") {
@@ -215,6 +215,106 @@ func (c *SSHConfig) Resolve(s string) (Target, error) {
 		}
 	}
 	return t, nil
+}
+
+// Chain resolves s and its jump hosts into the hops to dial, in order, the
+// target last, as OpenSSH does: a ProxyJump list J1,…,Jn of the target
+// becomes `ssh -J J1,…,Jn-1 -W target Jn`, so J2…Jn are reached through the
+// jumps before them (their own ProxyJump lines are overridden, as a
+// command-line -J overrides a config file), while J1 is dialled as ssh
+// would dial it on its own — with its own ProxyJump, recursively
+// (bastion → inner-bastion → far when far jumps through inner and inner
+// through bastion). A user or port written in a jump spec wins over the
+// config's. A chain that loops back on itself is an error.
+func (c *SSHConfig) Chain(s string) ([]Target, error) {
+	return c.chain(s, map[string]bool{})
+}
+
+func (c *SSHConfig) chain(s string, seen map[string]bool) ([]Target, error) {
+	if seen[s] || len(seen) > 16 {
+		return nil, fmt.Errorf("ProxyJump loops back to %s", s)
+	}
+	seen[s] = true
+	defer delete(seen, s)
+	t, err := c.Resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	return c.chainTarget(t, seen)
+}
+
+// ChainTarget is Chain for a target already resolved elsewhere (an
+// inventory host): its ProxyJump hosts are resolved through the config.
+func (c *SSHConfig) ChainTarget(t Target) ([]Target, error) {
+	return c.chainTarget(t, map[string]bool{t.Name: true})
+}
+
+func (c *SSHConfig) chainTarget(t Target, seen map[string]bool) ([]Target, error) {
+	if len(t.ProxyJump) == 0 {
+		return []Target{t}, nil
+	}
+	hops, err := c.chain(t.ProxyJump[0], seen)
+	if err != nil {
+		return nil, fmt.Errorf("ProxyJump %s: %w", t.ProxyJump[0], err)
+	}
+	for _, j := range t.ProxyJump[1:] {
+		jt, err := c.Resolve(j)
+		if err != nil {
+			return nil, fmt.Errorf("ProxyJump %s: %w", j, err)
+		}
+		jt.ProxyJump = nil
+		hops = append(hops, jt)
+	}
+	return append(hops, t), nil
+}
+
+// expandTokens expands the % tokens OpenSSH allows in IdentityFile (and
+// CertificateFile, ControlPath …) for target t reached as original:
+// %% a literal %, %d the local home directory, %h the remote host name
+// (after HostName), %n the host as written, %p the port, %r the remote
+// user, %u the local user, %i the local uid, %l the local host name and
+// %L its first component. Unknown tokens are left as written.
+func expandTokens(s string, t Target, original string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	home, _ := os.UserHomeDir()
+	local, _ := os.Hostname()
+	short, _, _ := strings.Cut(local, ".")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' || i == len(s)-1 {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case '%':
+			b.WriteByte('%')
+		case 'd':
+			b.WriteString(home)
+		case 'h':
+			b.WriteString(t.Host)
+		case 'n':
+			b.WriteString(original)
+		case 'p':
+			b.WriteString(strconv.Itoa(t.Port))
+		case 'r':
+			b.WriteString(t.User)
+		case 'u':
+			b.WriteString(localUser())
+		case 'i':
+			b.WriteString(strconv.Itoa(os.Getuid()))
+		case 'l':
+			b.WriteString(local)
+		case 'L':
+			b.WriteString(short)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 func localUser() string {

@@ -13,19 +13,9 @@ import (
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
-// Bisect writes a bisection in text, md, json or html.
+// Bisect writes a bisection in text, md, json or html (Write's table).
 func Bisect(w io.Writer, r *bisect.Result, format string, style termfmt.Style) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(bisectJSON(r))
-	case "md":
-		return bisectMD(w, r)
-	case "html":
-		return bisectHTML(w, r)
-	}
-	return bisectText(w, r, style)
+	return Write(w, r, format, Options{Style: style})
 }
 
 // bisectJSON replaces NaN by null (JSON has no NaN).
@@ -168,10 +158,10 @@ func bisectMD(w io.Writer, r *bisect.Result) error {
 	return mw.err
 }
 
+const bisectCSS = "body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.confirmed{color:#070;font-weight:bold}.cleared{color:#888}ul{line-height:1.6}"
+
 func bisectHTML(w io.Writer, r *bisect.Result) error {
 	var b strings.Builder
-	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>perflab bisect</title>")
-	b.WriteString("<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.confirmed{color:#070;font-weight:bold}.cleared{color:#888}ul{line-height:1.6}</style></head><body>")
 	fmt.Fprintf(&b, "<h1>perflab bisect: %s %s</h1>", html.EscapeString(r.Probe), html.EscapeString(r.Metric))
 	if r.All != nil {
 		fmt.Fprintf(&b, "<p>Every candidate flipped: %s</p>", html.EscapeString(ratioPct(r.All)))
@@ -208,25 +198,28 @@ func bisectHTML(w io.Writer, r *bisect.Result) error {
 		}
 		b.WriteString("</ul>")
 	}
-	fmt.Fprintf(&b, "<p>%d runs measured (one at a time: %d); host restored: %v</p></body></html>\n", r.Runs, r.NaiveRuns, r.Restored)
-	_, err := io.WriteString(w, b.String())
-	return err
+	fmt.Fprintf(&b, "<p>%d runs measured (one at a time: %d); host restored: %v</p>\n", r.Runs, r.NaiveRuns, r.Restored)
+	return WritePage(w, Page{Title: "perflab bisect", CSS: bisectCSS, Body: b.String()})
 }
 
 // BisectPlan writes bisect --dry-run: the candidates in search order, what
 // cannot be tested here, and the budget.
 func BisectPlan(w io.Writer, p bisect.Plan, format string) error {
+	return Write(w, p, format, Options{})
+}
+
+// bisectPlanDoc has empty lists where the plan has none (JSON [] not null).
+func bisectPlanDoc(p bisect.Plan) bisect.Plan {
 	if p.Order == nil {
 		p.Order = []bisect.Candidate{}
 	}
 	if p.Untestable == nil {
 		p.Untestable = []bisect.Untestable{}
 	}
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
-	}
+	return p
+}
+
+func bisectPlanText(w io.Writer, p bisect.Plan) error {
 	tw := &errWriter{w: w}
 	tw.printf("candidates, in search order (%d):\n", len(p.Order))
 	for _, c := range p.Order {

@@ -2,7 +2,6 @@ package report
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -25,11 +24,6 @@ var checkCSS string
 func CheckHTML(w io.Writer, d *CheckDoc) error {
 	var b strings.Builder
 	title := "perflab check: " + orUnknown(d.Host)
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"" + html.EscapeString(CSP) + "\">\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	b.WriteString("<title>" + html.EscapeString(title) + "</title>\n<style>\n" + pageCSS + checkCSS + "</style>\n</head>\n<body>\n")
-
 	b.WriteString("<header id=\"check\">\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", esc(title))
 	r := d.Audit
@@ -51,22 +45,16 @@ func CheckHTML(w io.Writer, d *CheckDoc) error {
 	}
 	b.WriteString("</header>\n")
 
+	page := Page{Title: title, CSS: pageCSS + checkCSS}
 	if d.Comparison == nil {
-		b.WriteString("<main><h2>Measurements</h2><p class=\"sub\">Nothing was measured (audit only: run 'perflab check' without --no-bench).</p></main>\n</body>\n</html>\n")
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	data, err := json.Marshal(checkPageData(d))
-	if err != nil {
-		return err
+		b.WriteString("<main><h2>Measurements</h2><p class=\"sub\">Nothing was measured (audit only: run 'perflab check' without --no-bench).</p></main>\n")
+		page.Body = b.String()
+		return WritePage(w, page)
 	}
 	b.WriteString("<noscript>The measurement tables and charts are drawn with JavaScript; the same data is in perflab check --format json.</noscript>\n")
 	b.WriteString("<main id=\"app\"></main>\n")
-	b.WriteString("<script type=\"application/json\" id=\"perflab-data\">")
-	b.Write(data) // json.Marshal escapes <, > and &: the data cannot close the element
-	b.WriteString("</script>\n<script>\n" + pageJS + "</script>\n</body>\n</html>\n")
-	_, err = io.WriteString(w, b.String())
-	return err
+	page.Body, page.Data, page.Script = b.String(), checkPageData(d), pageJS
+	return WritePage(w, page)
 }
 
 // checkPageData is the compare page's data with a title for the

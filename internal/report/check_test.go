@@ -120,7 +120,8 @@ func TestCheckHTMLRendersInChromium(t *testing.T) {
 	}
 }
 
-// A check without measurements (--no-bench) is plain HTML: no script at all.
+// A check without measurements (--no-bench) is plain HTML: no script but
+// the page shell's error trap.
 func TestCheckHTMLAuditOnly(t *testing.T) {
 	d := checkDoc(t, 0)
 	var page bytes.Buffer
@@ -128,8 +129,8 @@ func TestCheckHTMLAuditOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := page.String()
-	if strings.Contains(src, "<script") {
-		t.Error("an audit-only page needs no script")
+	if strings.Count(src, "<script") != 1 || !strings.Contains(src, ErrorTrap) {
+		t.Error("an audit-only page needs no script but the shell's error trap")
 	}
 	for _, want := range []string{`<table id="findings">`, "Nothing was measured", `<details id="passing">`} {
 		if !strings.Contains(src, want) {

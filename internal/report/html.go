@@ -2,17 +2,11 @@ package report
 
 import (
 	_ "embed"
-	"encoding/json"
-	"html"
 	"io"
 	"strings"
 
 	"github.com/perflab/perflab/internal/compare"
 )
-
-// CSP is the page's Content-Security-Policy: nothing may be fetched; only
-// the inline style and script run, and images only from data: URLs.
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 //go:embed html/page.css
 var pageCSS string
@@ -57,22 +51,12 @@ func HTML(w io.Writer, c *compare.Comparison) error {
 		}
 		d.Causes = append(d.Causes, cs)
 	}
-	// json.Marshal escapes <, > and & as \u003c…, so the data cannot close
-	// the script element it is embedded in.
-	data, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"" + html.EscapeString(CSP) + "\">\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	b.WriteString("<title>" + html.EscapeString(title) + "</title>\n<style>\n" + pageCSS + "</style>\n</head>\n<body>\n")
-	b.WriteString("<noscript>This report draws its tables and charts with JavaScript; the same data is in perflab compare --format json.</noscript>\n")
-	b.WriteString("<main id=\"app\"></main>\n")
-	b.WriteString("<script type=\"application/json\" id=\"perflab-data\">")
-	b.Write(data)
-	b.WriteString("</script>\n<script>\n" + pageJS + "</script>\n</body>\n</html>\n")
-	_, err = io.WriteString(w, b.String())
-	return err
+	return WritePage(w, Page{
+		Title:    title,
+		CSS:      pageCSS,
+		NoScript: "This report draws its tables and charts with JavaScript; the same data is in perflab compare --format json.",
+		Body:     "<main id=\"app\"></main>\n",
+		Data:     d,
+		Script:   pageJS,
+	})
 }

@@ -8,38 +8,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/bench"
-	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/numfmt"
 	"github.com/perflab/perflab/internal/run"
-	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
 // InterleavedKind marks the JSON document of an interleaved session.
 const InterleavedKind = "perflab-interleaved"
-
-// effectVerdict words one interleaved effect as compare's verdicts: a
-// change only when the whole interval clears the minimum effect at the
-// default ±2% margin.
-func effectVerdict(e bench.Effect) string {
-	rl := stats.RunLevel{DF: 1, Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi}
-	if math.IsNaN(e.Lo) {
-		return "inconclusive"
-	}
-	dir := rl.Direction(stats.MinEffect * 0.02)
-	if e.Better == run.Lower {
-		dir = -dir
-	}
-	switch {
-	case dir > 0:
-		return "better"
-	case dir < 0:
-		return "worse"
-	case e.Lo > 1/1.02 && e.Hi < 1.02:
-		return "equivalent"
-	}
-	return "same"
-}
 
 // Interleaved writes the effects of an interleaved session ('bench
 // --state', 'tune apply --measure'): each state against the first, paired
@@ -75,7 +50,7 @@ func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termf
 		}{Kind: InterleavedKind, Blocks: res.Blocks, Stopped: res.Stopped, Effects: []effect{}}
 		for _, e := range res.Effects {
 			doc.Effects = append(doc.Effects, effect{e.Probe, e.Metric, e.Unit, e.Better, e.Base, e.State, e.Blocks,
-				num(e.Ratio), num(e.Lo), num(e.Hi), num(e.P), num(100 * (e.Ratio - 1)), num(100 * (e.Lo - 1)), num(100 * (e.Hi - 1)), effectVerdict(e)})
+				num(e.Ratio), num(e.Lo), num(e.Hi), num(e.P), num(100 * (e.Ratio - 1)), num(100 * (e.Lo - 1)), num(100 * (e.Hi - 1)), string(e.Verdict)})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -83,7 +58,7 @@ func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termf
 	case "md":
 		fmt.Fprintf(w, "\n## Interleaved effects (%d blocks, stopped by %s)\n\n| probe | metric | state vs base | Δ [95%% CI] | verdict |\n| --- | --- | --- | --- | --- |\n", res.Blocks, res.Stopped)
 		for _, e := range res.Effects {
-			fmt.Fprintf(w, "| %s | %s | %s vs %s | %s | %s |\n", mdEscape(e.Probe), mdEscape(e.Metric), mdEscape(e.State), mdEscape(e.Base), effectCI(e), effectVerdict(e))
+			fmt.Fprintf(w, "| %s | %s | %s vs %s | %s | %s |\n", mdEscape(e.Probe), mdEscape(e.Metric), mdEscape(e.State), mdEscape(e.Base), effectCI(e), e.Verdict)
 		}
 		return nil
 	}
@@ -92,8 +67,8 @@ func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termf
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "probe\tmetric\tstate vs base\tΔ\t95% CI\tverdict")
 	for _, e := range res.Effects {
-		v := effectVerdict(e)
-		if paint := verdictStyle(style, compare.Verdict(v)); paint != nil {
+		v := string(e.Verdict)
+		if paint := verdictStyle(style, e.Verdict); paint != nil {
 			v = paint(v)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s vs %s\t%s\t%s\t%s\n", e.Probe, e.Metric, e.State, e.Base, numfmt.Pct(100*(e.Ratio-1)), ciPct(e), v)

@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/bench"
+	"github.com/perflab/perflab/internal/effect"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
 func TestInterleavedFormats(t *testing.T) {
 	res := &bench.Interleaved{Blocks: 8, Stopped: "precision", Effects: []bench.Effect{
-		{Probe: "cpu", Metric: "events", Unit: "events/s", Better: run.Higher, Base: "alone", State: "neighbour", Blocks: 8, Ratio: 0.95, Lo: 0.94, Hi: 0.96, P: 0.001},
-		{Probe: "cpu", Metric: "same", Unit: "events/s", Better: run.Higher, Base: "alone", State: "neighbour", Blocks: 8, Ratio: 1.001, Lo: 0.995, Hi: 1.007, P: 0.6},
-		{Probe: "cpu", Metric: "one", Unit: "ns", Better: run.Lower, Base: "alone", State: "neighbour", Blocks: 1, Ratio: 1.2, Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()},
+		{Probe: "cpu", Metric: "events", Unit: "events/s", Better: run.Higher, Base: "alone", State: "neighbour", Blocks: 8, Ratio: 0.95, Lo: 0.94, Hi: 0.96, P: 0.001, Verdict: effect.Worse},
+		{Probe: "cpu", Metric: "same", Unit: "events/s", Better: run.Higher, Base: "alone", State: "neighbour", Blocks: 8, Ratio: 1.001, Lo: 0.995, Hi: 1.007, P: 0.6, Verdict: effect.Equivalent},
+		{Probe: "cpu", Metric: "one", Unit: "ns", Better: run.Lower, Base: "alone", State: "neighbour", Blocks: 1, Ratio: 1.2, Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Verdict: effect.Inconclusive},
 	}}
 	for _, style := range []termfmt.Style{{}, {On: true}} {
 		var b bytes.Buffer

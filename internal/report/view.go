@@ -170,6 +170,7 @@ func causeLines(c *compare.Comparison, cs compare.Cause, rs []row, other int) (h
 	} else {
 		detail = append(detail, fmt.Sprintf("none of the %d metrics it can move (%s) changed significantly", cs.Affected, areaWords(cs.Areas)))
 	}
+	detail = append(detail, cs.ReferenceMoved...)
 	detail = append(detail, "why: "+cs.Why)
 	return head, detail
 }

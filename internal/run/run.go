@@ -118,6 +118,9 @@ type Reference struct {
 	CPUNsPerOp float64 `json:"cpu_ns_per_op"` // dependent integer step
 	MemGBps    float64 `json:"mem_gb_per_s"`  // sequential read of 64 MiB
 	SyscallNs  float64 `json:"syscall_ns"`    // getppid
+	// MemSmallPages: the memory read's buffer was mapped MADV_NOHUGEPAGE,
+	// so THP could not move it (false in runs made before).
+	MemSmallPages bool `json:"mem_small_pages,omitempty"`
 }
 
 // NoiseCPU is one CPU's part of a NoiseReading.

@@ -114,7 +114,7 @@ func TestViewsInChromium(t *testing.T) {
 		want      []string // in the DOM
 		count     map[string]int
 	}{
-		{"hosts", "/", []string{"vs its 30-day median", `<span class="sev `}, map[string]int{`<tr data-host=`: 4}},
+		{"hosts", "/", []string{"change points", `<span class="sev `}, map[string]int{`<tr data-host=`: 4}},
 		{"history", "/history?probe=cpu&host=node01&host=node02", []string{`<svg class="chart history"`, `data-series="2"`, stepSysctl},
 			map[string]int{`<circle `: 48, `class="change"`: 1, `<tr data-change="node01"`: 1}},
 		{"compare", "/compare?s=a1&s=a3", []string{`class="verdict `, `id="export-json"`, `<svg class="chart metric"`}, map[string]int{`<tr data-metric=`: metricsOf(t, srv.URL+"/compare?s=a1&s=a3")}},

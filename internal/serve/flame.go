@@ -17,16 +17,6 @@ import (
 	flamerender "github.com/perflab/perflab/internal/flame/render"
 )
 
-// errorTrap records script errors and CSP violations on <html
-// data-errors> and marks the page rendered once loaded, as the console's
-// own pages and the report do, for pages other renderers write.
-const errorTrap = `<script>(function(){var r=document.documentElement,e=[];r.setAttribute('data-errors','');` +
-	`function rec(m){e.push(String(m));r.setAttribute('data-errors',e.join(' | '));}` +
-	`window.addEventListener('error',function(x){rec(x.message||'script error');});` +
-	`document.addEventListener('securitypolicyviolation',function(x){rec('blocked by CSP: '+x.violatedDirective+' '+x.blockedURI);});` +
-	`var ce=console.error;console.error=function(){rec(Array.prototype.join.call(arguments,' '));ce.apply(console,arguments);};` +
-	`window.addEventListener('load',function(){r.setAttribute('data-rendered','1');});})();</script>`
-
 // maxFoldedBytes bounds one folded file the flame view reads.
 const maxFoldedBytes = 64 << 20
 
@@ -67,7 +57,7 @@ func (s *Server) flameView(ctx context.Context, q url.Values) (*result, error) {
 	if d.Files, err = foldedFiles(s.cfg.FlameDir); err != nil {
 		return nil, err
 	}
-	res.Nav = errorTrap + flameForm(d.Files, d.File, d.Base)
+	res.Nav = flameForm(d.Files, d.File, d.Base)
 	if d.File == "" {
 		return res, nil
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/stats"
@@ -40,19 +42,34 @@ type snapSummary struct {
 	Virt    string `json:"virtualization,omitempty"`
 }
 
-// drift is a probe's newest run against the median of the host's runs of
-// it in the 30 days before.
+// drift is a probe's newest run against the host's earlier runs of the
+// same measurement, decided as 'perflab compare EARLIER NEWEST' does: run
+// level (the earlier runs' spread is the drift), one verdict rule
+// (package effect). Inconclusive wherever compare would say so.
 type drift struct {
-	Probe    string     `json:"probe"`
-	Metric   string     `json:"metric"`
-	Unit     string     `json:"unit"`
-	Better   run.Better `json:"better"`
-	Latest   float64    `json:"latest"`
-	Median   float64    `json:"median_30d"`
-	Runs     int        `json:"baseline_runs"`
-	DeltaPct float64    `json:"delta_pct"`
-	Worse    bool       `json:"worse"`
-	RunID    string     `json:"run_id"`
+	Probe      string          `json:"probe"`
+	Metric     string          `json:"metric"`
+	Unit       string          `json:"unit"`
+	Better     run.Better      `json:"better"`
+	Latest     float64         `json:"latest"`
+	Previous   float64         `json:"previous"`
+	Median     float64         `json:"median_30d"` // of the earlier runs' medians
+	Runs       int             `json:"baseline_runs"`
+	DeltaPct   *float64        `json:"delta_pct"`
+	DeltaLoPct *float64        `json:"delta_lo_pct"`
+	DeltaHiPct *float64        `json:"delta_hi_pct"`
+	Verdict    compare.Verdict `json:"verdict"`
+	Reason     string          `json:"reason,omitempty"`
+	// HostDrift: compare's host-drift reference explains the change (the
+	// host ran faster or slower, not the system): not counted as one.
+	HostDrift bool `json:"host_drift,omitempty"`
+	// Calibration is how many earlier runs measured the drift.
+	Calibration int    `json:"calibration_runs"`
+	RunID       string `json:"run_id"`
+	PreviousID  string `json:"previous_run_id"`
+	// BaselineIDs are the earlier runs compared with the newest, oldest
+	// first ('perflab compare' takes them joined by commas as one side).
+	BaselineIDs []string `json:"baseline_run_ids"`
 }
 
 func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
@@ -115,48 +132,110 @@ func summarize(s *snapshot.Snapshot) *snapSummary {
 }
 
 // driftOf compares the newest complete run of a probe on a host with the
-// median of the per-run medians of its earlier runs within 30 days, on
-// the probe's first metric. Nil without at least two earlier runs.
+// host's earlier runs of the same measurement within 30 days (at most
+// driftRuns), on the probe's first metric, through compare: the verdict
+// 'perflab compare ID,ID,… NEWEST' gives on the same runs and store. The
+// earlier runs are one side, so their run-to-run spread is the drift the
+// newest run must clear. Nil without an earlier run.
 func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error) {
 	latest, err := s.st.Run(ctx, ph.Newest)
 	if err != nil || len(latest.Metrics) == 0 {
 		return nil, err
 	}
 	m := latest.Metrics[0]
-	runs, err := s.st.MetricRuns(ctx, store.Page{Filter: store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1},
-		From: latest.Started.Add(-driftWindow)}, m.Name)
+	runs, err := s.st.Runs(ctx, store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1})
 	if err != nil {
 		return nil, err
 	}
-	want := paramKey(latest.Params, latest.CPUs)
+	from := latest.Started.Add(-driftWindow)
+	var earlier []*run.Run
 	var meds []float64
 	for _, r := range runs {
-		if r.ID == latest.ID || !r.Complete || paramKey(r.Params, r.CPUs) != want || len(r.Values) == 0 {
+		if r.ID == latest.ID || !r.Complete || !r.SameMeasurement(latest) || r.Started.After(latest.Started) || r.Started.Before(from) {
 			continue
 		}
-		meds = append(meds, stats.Median(r.Values))
+		v := r.Values(m.Name)
+		if len(v) == 0 {
+			continue
+		}
+		earlier = append(earlier, r)
+		meds = append(meds, stats.Median(v))
 	}
-	if len(meds) < 2 {
+	if len(earlier) == 0 {
 		return nil, nil
 	}
-	d := &drift{Probe: ph.Probe, Metric: m.Name, Unit: m.Unit, Better: m.Better, RunID: latest.ID,
-		Latest: stats.Median(latest.Values(m.Name)), Median: stats.Median(meds), Runs: len(meds)}
-	if d.Median != 0 {
-		d.DeltaPct = (d.Latest/d.Median - 1) * 100
+	sort.Slice(earlier, func(i, j int) bool { return earlier[i].Started.Before(earlier[j].Started) })
+	prev := earlier[len(earlier)-1]
+	d := &drift{Probe: ph.Probe, Metric: m.Name, Unit: m.Unit, Better: m.Better, RunID: latest.ID, PreviousID: prev.ID,
+		Latest: stats.Median(latest.Values(m.Name)), Previous: stats.Median(prev.Values(m.Name)), Median: stats.Median(meds), Runs: len(meds),
+		Verdict: compare.Inconclusive}
+	ids := make([]string, len(earlier))
+	for i, r := range earlier {
+		ids[i] = r.ID
 	}
-	d.Worse = (m.Better == run.Higher && d.DeltaPct < 0) || (m.Better == run.Lower && d.DeltaPct > 0)
+	d.BaselineIDs = ids
+	sides := []compare.Side{{Name: strings.Join(ids, ","), Runs: earlier}, {Name: latest.ID, Runs: []*run.Run{latest}}}
+	c, err := compare.Compare(sides, compare.Options{History: s.st.History(ctx, append(slices.Clone(earlier), latest))})
+	if err != nil {
+		d.Reason = err.Error()
+		return d, nil
+	}
+	if del, ok := probeDelta(c, ph.Probe, m.Name); ok {
+		row := c.Metrics[del.Row]
+		d.Metric, d.Unit, d.Better = row.Metric, row.Unit, row.Better
+		d.Latest, d.Previous = stats.Median(latest.Values(row.Metric)), stats.Median(prev.Values(row.Metric))
+		if meds := runMedians(earlier, row.Metric); len(meds) > 0 {
+			d.Median = stats.Median(meds)
+		}
+		d.Verdict, d.Reason, d.Calibration, d.HostDrift = del.Verdict, del.Reason, del.Drift.CalibrationRuns, del.HostDrift
+		d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct = finite(del.DeltaPct), finite(del.DeltaLoPct), finite(del.DeltaHiPct)
+	}
 	return d, nil
 }
 
-// paramKey is a run's parameters and placement, which separate different
-// measurements of one probe (as compare and history keep them apart).
-func paramKey(params map[string]string, cpus string) string {
-	kv := make([]string, 0, len(params))
-	for k, v := range params {
-		kv = append(kv, k+"="+v)
+// probeDelta is the delta that stands for a probe: a metric compare calls
+// worse (beyond host drift), else one it calls better, else the probe's
+// first metric. compare's p-values are Holm-adjusted over the probe's
+// metrics, so picking the changed one adds no false alarms.
+func probeDelta(c *compare.Comparison, probe, first string) (compare.Delta, bool) {
+	var pick compare.Delta
+	rank := -1
+	for _, del := range c.Pairs[0].Deltas {
+		row := c.Metrics[del.Row]
+		if row.Probe != probe {
+			continue
+		}
+		r := 0
+		switch {
+		case del.Verdict == compare.Worse && !del.HostDrift:
+			r = 3
+		case del.Verdict == compare.Better && !del.HostDrift:
+			r = 2
+		case row.Metric == first:
+			r = 1
+		}
+		if r > rank {
+			pick, rank = del, r
+		}
 	}
-	sort.Strings(kv)
-	return cpus + "|" + strings.Join(kv, " ")
+	return pick, rank >= 0
+}
+
+func runMedians(runs []*run.Run, metric string) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if v := r.Values(metric); len(v) > 0 {
+			out = append(out, stats.Median(v))
+		}
+	}
+	return out
+}
+
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 // audited is a snapshot's summary and audit for one workload.

@@ -180,23 +180,11 @@ func (s *Server) page(w io.Writer, res *result, chrome bool, u *url.URL) error {
 		_, err := io.WriteString(w, doc)
 		return err
 	}
-	data, err := json.Marshal(map[string]any{"view": res.View, "data": res.Data})
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"" + html.EscapeString(report.CSP) + "\">\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	b.WriteString("<title>" + html.EscapeString(res.Title) + "</title>\n<style>\n" + appCSS + "</style>\n</head>\n<body>\n")
+	body := "<main id=\"app\"><h1>" + html.EscapeString(res.Title) + "</h1></main>\n"
+	page := report.Page{Title: res.Title, CSS: appCSS, Body: body, Script: appJS,
+		Data: map[string]any{"view": res.View, "data": res.Data}}
 	if chrome {
-		b.WriteString(nav(res.View) + res.Nav + exportLinks(u))
+		page.Body = nav(res.View) + res.Nav + exportLinks(u) + body
 	}
-	b.WriteString("<main id=\"app\"><h1>" + html.EscapeString(res.Title) + "</h1></main>\n")
-	// json.Marshal escapes <, > and &, so the data cannot end the element.
-	b.WriteString("<script type=\"application/json\" id=\"perflab-data\">")
-	b.Write(data)
-	b.WriteString("</script>\n<script>\n" + appJS + "</script>\n</body>\n</html>\n")
-	_, err = io.WriteString(w, b.String())
-	return err
+	return report.WritePage(w, page)
 }

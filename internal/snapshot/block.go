@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strings"
 
@@ -72,48 +73,44 @@ func collectBlock(c *collector) {
 func blockQueueByFile(c *collector, dev *BlockDevice) {
 	q := "/sys/block/" + dev.Name + "/queue/"
 	fact := ElemPath("block", dev.Name, "")
+	sched := knobFile("block[*].scheduler", dev.Name)
 	if v, err := c.fs.ReadInt(q + "rotational"); err == nil {
 		dev.Rotational = v == 1
 	} else {
 		c.missErr(fact+".rotational", q+"rotational", err)
 	}
-	if s, err := c.fs.ReadString(q + "scheduler"); err == nil {
+	if s, err := c.fs.ReadString(sched); err == nil {
 		dev.Scheduler, dev.Schedulers = parseScheduler(s)
 	} else {
-		c.missErr(fact+".scheduler", q+"scheduler", err)
+		c.missErr(fact+".scheduler", sched, err)
 	}
 	for _, f := range []struct {
 		file, fact string
 		dst        *int64
 	}{
-		{"read_ahead_kb", "read_ahead_kib", &dev.ReadAheadKiB},
-		{"nr_requests", "nr_requests", &dev.NrRequests},
-		{"discard_max_bytes", "discard_max_bytes", &dev.DiscardMaxBytes},
+		{knobFile("block[*].read_ahead_kib", dev.Name), "read_ahead_kib", &dev.ReadAheadKiB},
+		{knobFile("block[*].nr_requests", dev.Name), "nr_requests", &dev.NrRequests},
+		{q + "discard_max_bytes", "discard_max_bytes", &dev.DiscardMaxBytes},
 	} {
-		if v, err := c.fs.ReadInt(q + f.file); err == nil {
+		if v, err := c.fs.ReadInt(f.file); err == nil {
 			*f.dst = v
 		} else {
-			c.missErr(fact+"."+f.fact, q+f.file, err)
+			c.missErr(fact+"."+f.fact, f.file, err)
 		}
 	}
-	if s, err := c.fs.ReadString(q + "write_cache"); err == nil {
+	wc := knobFile("block[*].write_cache", dev.Name)
+	if s, err := c.fs.ReadString(wc); err == nil {
 		dev.WriteCache = s
 	} else {
-		c.missErr(fact+".write_cache", q+"write_cache", err)
+		c.missErr(fact+".write_cache", wc, err)
 	}
 }
 
 // parseScheduler splits "none [mq-deadline] kyber bfq" into the selected
 // scheduler and the available ones ("none" alone when there is no choice).
 func parseScheduler(s string) (cur string, all []string) {
-	for _, f := range strings.Fields(s) {
-		if strings.HasPrefix(f, "[") && strings.HasSuffix(f, "]") && len(f) >= 2 {
-			f = f[1 : len(f)-1]
-			cur = f
-		}
-		all = append(all, f)
-	}
-	if cur == "" && len(all) == 1 {
+	cur, all, ok := knob.ParseChoice(s)
+	if !ok && len(all) == 1 && !strings.ContainsAny(all[0], "[]") {
 		cur = all[0]
 	}
 	return cur, all

@@ -36,7 +36,13 @@ func collectCgroup(c *collector) {
 		c.miss("cgroup", pfile+"/cgroup: "+err.Error())
 		return
 	}
+	// The cgroup files are read through perflab's own mounts: on the live
+	// host those are /proc/self's, even for a --pid in a container, whose
+	// mountinfo shows its cgroup mounted at its own root.
 	mounts, _, merr := targetMounts(c)
+	if c.fs.Live() {
+		mounts, merr = readMountInfo(c, "/proc/self/mountinfo")
+	}
 	if merr != nil {
 		mounts = nil // fall back to the conventional /sys/fs/cgroup layout
 	}
@@ -73,6 +79,8 @@ func collectCgroup(c *collector) {
 		cgroupCPU(c, dirs, cgroupV2CPU)
 		cgroupCPUSet(c, dirs, "cpuset.cpus.effective", "cpuset.mems.effective")
 		cgroupMemory(c, dirs, "memory.max")
+		cgroupMemoryUse(c, dirs[0], "memory.current", "inactive_file")
+		cgroupPids(c, dirs)
 	default:
 		c.miss("cgroup", pfile+"/cgroup names no cgroup hierarchy")
 	}
@@ -111,8 +119,12 @@ func collectCgroupV1(c *collector, v1 map[string]procfs.Cgroup, mounts []*procfs
 		c.miss("cgroup.cpus", "no cgroup v1 cpuset hierarchy is mounted")
 		c.miss("cgroup.mems", "no cgroup v1 cpuset hierarchy is mounted")
 	}
+	if dirs := dirsOf("pids"); dirs != nil {
+		cgroupPids(c, dirs)
+	}
 	if dirs := dirsOf("memory"); dirs != nil {
 		cgroupMemory(c, dirs, "memory.limit_in_bytes")
+		cgroupMemoryUse(c, dirs[0], "memory.usage_in_bytes", "total_inactive_file")
 	} else {
 		c.miss("cgroup.memory_max_bytes", "no cgroup v1 memory hierarchy is mounted")
 	}
@@ -302,6 +314,50 @@ func cgroupMemory(c *collector, dirs []string, file string) {
 		}
 		if v >= 0 && (cg.MemoryMaxBytes < 0 || v < cg.MemoryMaxBytes) {
 			cg.MemoryMaxBytes = v
+		}
+	}
+}
+
+// cgroupMemoryUse reads the leaf's memory use and its working set (use
+// minus inactive file pages, as kubelet computes it). Absent files leave
+// both unknown (0): older kernels and fixture trees may lack them.
+func cgroupMemoryUse(c *collector, dir, usageFile, inactiveKey string) {
+	cg := &c.s.Cgroup
+	use, err := c.fs.ReadInt(dir + "/" + usageFile)
+	if err != nil {
+		return
+	}
+	cg.MemoryUsageBytes = use
+	cg.MemoryWorkingSetBytes = use
+	if s, err := c.fs.ReadString(dir + "/memory.stat"); err == nil {
+		if kv, err := parseFlatKeyed(s); err == nil {
+			if v, ok := kv[inactiveKey]; ok && v <= use {
+				cg.MemoryWorkingSetBytes = use - v
+			}
+		}
+	}
+}
+
+// cgroupPids takes the tightest pids.max from the leaf up (-1 unlimited).
+func cgroupPids(c *collector, dirs []string) {
+	cg := &c.s.Cgroup
+	for _, d := range dirs {
+		s, err := c.fs.ReadString(d + "/pids.max")
+		if err != nil {
+			continue
+		}
+		if s == "max" {
+			if cg.PidsMax == 0 {
+				cg.PidsMax = -1
+			}
+			continue
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			continue
+		}
+		if cg.PidsMax <= 0 || v < cg.PidsMax {
+			cg.PidsMax = v
 		}
 	}
 }

@@ -42,6 +42,9 @@ func collectCPU(c *collector) {
 		c.missErr("cpu.model", "/proc/cpuinfo", ci.err)
 	} else {
 		ci.fill(cpu)
+		if cpu.Model == "" {
+			c.miss("cpu.model", ci.modelReason())
+		}
 		for _, f := range ci.flags() {
 			if perfFlags[f] {
 				cpu.Flags = append(cpu.Flags, f)
@@ -65,6 +68,17 @@ func collectCPU(c *collector) {
 	} else {
 		cpu.Possible = len(ids)
 	}
+	if present, err := c.fs.ReadString("/sys/devices/system/cpu/present"); err != nil {
+		if ci.err == nil && ci.count > 0 {
+			cpu.Present = ci.count // every processor cpuinfo lists is present
+		} else {
+			c.missErr("cpu.present", "/sys/devices/system/cpu/present", err)
+		}
+	} else if ids, err := cpuset.ParseList(present); err != nil {
+		c.miss("cpu.present", "/sys/devices/system/cpu/present: "+err.Error())
+	} else {
+		cpu.Present = len(ids)
+	}
 	if cpu.Online == nil && ci.err == nil {
 		// Without sysfs, every processor cpuinfo lists is online.
 		for i := 0; i < ci.count; i++ {
@@ -80,38 +94,44 @@ func collectCPU(c *collector) {
 	cpuCaches(c)
 }
 
-// cpuTopology counts sockets and physical cores of the online CPUs: sockets
-// are distinct physical_package_id values, cores distinct
-// thread_siblings_list sets (core_id repeats across sockets and, on some
-// ARM servers, across clusters). Without sysfs topology the x86 cpuinfo
-// "physical id"/"core id" pairs are counted instead.
+// cpuTopology counts sockets and physical cores of the online CPUs the way
+// lscpu does: cores are distinct sets of thread siblings (core_cpus_list,
+// thread_siblings_list, or the thread_siblings mask on kernels without
+// lists) — core_id repeats across sockets and, on some ARM servers, across
+// clusters; sockets are distinct physical_package_id values, or, where the
+// kernel reports -1 (POWER under pHyp, sparc64, RISC-V before 6.x), distinct
+// sets of package siblings (package_cpus_list, core_siblings_list or the
+// core_siblings mask). Without sysfs topology the x86 cpuinfo "physical
+// id"/"core id" pairs are counted instead.
 func cpuTopology(c *collector, ci *cpuInfo) {
 	cpu := &c.s.CPU
-	online := map[string]bool{}
-	for _, id := range cpu.Online {
-		online[strconv.Itoa(id)] = true
-	}
-	packages, cores := map[string]bool{}, map[string]bool{}
+	packages, siblingSets, cores := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	noID := false
 	var topoErr error
-	if c.hasSys() {
-		cpus, err := c.sys.CPUs()
+	for _, id := range cpu.Online {
+		dir := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/", id)
+		pkg, err := c.fs.ReadString(dir + "physical_package_id")
 		if err != nil {
-			topoErr = err
+			topoErr = fmt.Errorf("%s: %w", dir+"physical_package_id", err)
+			break
 		}
-		for _, sc := range cpus {
-			if !online[sc.Number()] {
-				continue
-			}
-			t, err := sc.Topology()
-			if err != nil {
-				topoErr = err
-				break
-			}
-			packages[t.PhysicalPackageID] = true
-			cores[t.ThreadSiblingsList] = true
+		if strings.HasPrefix(pkg, "-") {
+			noID = true
 		}
+		packages[pkg] = true
+		if set, ok := siblingSet(c, dir, "package_cpus", "core_siblings"); ok {
+			siblingSets[set] = true
+		}
+		set, ok := siblingSet(c, dir, "core_cpus", "thread_siblings")
+		if !ok {
+			set = strconv.Itoa(id) // no sibling files: every CPU is a core
+		}
+		cores[set] = true
 	}
-	if len(packages) > 0 && topoErr == nil {
+	if noID && len(siblingSets) > 0 {
+		packages = siblingSets
+	}
+	if len(packages) > 0 && topoErr == nil && !(noID && len(siblingSets) == 0) {
 		cpu.Sockets, cpu.Cores = len(packages), len(cores)
 		return
 	}
@@ -120,11 +140,33 @@ func cpuTopology(c *collector, ci *cpuInfo) {
 		return
 	}
 	reason := "no /sys/devices/system/cpu/cpuN/topology and no physical id in /proc/cpuinfo"
-	if topoErr != nil {
+	switch {
+	case noID:
+		reason = "physical_package_id is -1 and no package sibling lists say which CPUs share a socket"
+	case topoErr != nil:
 		reason = "CPU topology: " + topoErr.Error()
 	}
 	c.miss("cpu.sockets", reason)
 	c.miss("cpu.cores", reason)
+}
+
+// siblingSet reads a topology sibling set in its normal form: the first of
+// the listed files that exists, as NAME_list or, on kernels without lists,
+// as the hex mask NAME.
+func siblingSet(c *collector, dir string, names ...string) (string, bool) {
+	for _, n := range names {
+		if v, err := c.fs.ReadString(dir + n + "_list"); err == nil {
+			if ids, err := cpuset.ParseList(v); err == nil {
+				return cpuset.FormatList(ids), true
+			}
+		}
+		if v, err := c.fs.ReadString(dir + n); err == nil {
+			if ids, err := cpuset.ParseMask(v); err == nil {
+				return cpuset.FormatList(ids), true
+			}
+		}
+	}
+	return "", false
 }
 
 // cpuSMT records SMT control and whether sibling threads are in use.
@@ -163,11 +205,7 @@ func cpuNUMA(c *collector) {
 		}
 		node := NUMANode{ID: n}
 		p := path.Join(dir, e.Name())
-		if v, err := c.fs.ReadString(p + "/cpulist"); err != nil {
-			c.missErr(ElemPath("cpu.numa", strconv.Itoa(n), "cpus"), p+"/cpulist", err)
-		} else if node.CPUs, err = cpuset.ParseList(v); err != nil {
-			c.miss(ElemPath("cpu.numa", strconv.Itoa(n), "cpus"), p+"/cpulist: "+err.Error())
-		}
+		node.CPUs = nodeCPUs(c, p, n)
 		if data, err := c.fs.ReadFile(p + "/meminfo"); err == nil {
 			m := nodeMeminfo(data)
 			node.MemTotalKiB, _ = kib(m["MemTotal"])
@@ -185,7 +223,37 @@ func cpuNUMA(c *collector) {
 	}
 }
 
-// cpuCaches records the caches of the first online CPU.
+// nodeCPUs reads a node's CPUs from cpulist, or from the cpumap mask that
+// older kernels and some architectures write alone. A node without CPUs
+// (memory only) is an empty, non-nil list.
+func nodeCPUs(c *collector, dir string, n int) []int {
+	fact := ElemPath("cpu.numa", strconv.Itoa(n), "cpus")
+	v, err := c.fs.ReadString(dir + "/cpulist")
+	parse := cpuset.ParseList
+	if err != nil {
+		var merr error
+		if v, merr = c.fs.ReadString(dir + "/cpumap"); merr != nil {
+			c.missErr(fact, dir+"/cpulist", err)
+			return nil
+		}
+		parse = cpuset.ParseMask
+	}
+	ids, err := parse(v)
+	if err != nil {
+		c.miss(fact, dir+": "+err.Error())
+		return nil
+	}
+	if ids == nil {
+		ids = []int{}
+	}
+	return ids
+}
+
+// cpuCaches records the caches of the first online CPU: from sysfs
+// cacheN/index*, else from sparc64's cpuN/l{1,2}_*cache_size files; s390
+// reports its shared L3 and L4 (which sysfs leaves out) only in
+// /proc/cpuinfo's "cacheN : level=… type=… size=…K" lines, added where sysfs
+// has no cache of that level and type.
 func cpuCaches(c *collector) {
 	first := 0
 	if len(c.s.CPU.Online) > 0 {
@@ -193,10 +261,6 @@ func cpuCaches(c *collector) {
 	}
 	dir := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/cache", first)
 	ents, err := c.fs.ReadDir(dir)
-	if err != nil {
-		c.missErr("cpu.caches", dir, err)
-		return
-	}
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), "index") {
 			continue
@@ -214,8 +278,20 @@ func cpuCaches(c *collector) {
 		}
 		if l, err := c.fs.ReadString(p + "/shared_cpu_list"); err == nil {
 			ch.SharedWith, _ = cpuset.ParseList(l)
+		} else if m, err := c.fs.ReadString(p + "/shared_cpu_map"); err == nil {
+			ch.SharedWith, _ = cpuset.ParseMask(m)
 		}
 		c.s.CPU.Caches = append(c.s.CPU.Caches, ch)
+	}
+	if len(c.s.CPU.Caches) == 0 {
+		c.s.CPU.Caches = sparcCaches(c, first)
+	}
+	if ci := c.cpuInfo(); ci.err == nil {
+		for _, ch := range ci.caches() {
+			if !hasCache(c.s.CPU.Caches, ch.Level, ch.Type) {
+				c.s.CPU.Caches = append(c.s.CPU.Caches, ch)
+			}
+		}
 	}
 	sort.Slice(c.s.CPU.Caches, func(i, j int) bool {
 		a, b := c.s.CPU.Caches[i], c.s.CPU.Caches[j]
@@ -225,8 +301,36 @@ func cpuCaches(c *collector) {
 		return a.Type < b.Type
 	})
 	if len(c.s.CPU.Caches) == 0 {
-		c.miss("cpu.caches", dir+" lists no caches")
+		if err != nil {
+			c.missErr("cpu.caches", dir, err)
+		} else {
+			c.miss("cpu.caches", dir+" lists no caches")
+		}
 	}
+}
+
+func hasCache(cs []Cache, level int, typ string) bool {
+	for _, c := range cs {
+		if c.Level == level && c.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// sparcCaches reads sparc64's per-CPU cache size files (bytes).
+func sparcCaches(c *collector, cpu int) []Cache {
+	var cs []Cache
+	for _, f := range []struct {
+		file  string
+		level int
+		typ   string
+	}{{"l1_dcache_size", 1, "Data"}, {"l1_icache_size", 1, "Instruction"}, {"l2_cache_size", 2, "Unified"}} {
+		if b, err := c.fs.ReadInt(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/%s", cpu, f.file)); err == nil && b > 0 {
+			cs = append(cs, Cache{Level: f.level, Type: f.typ, SizeKiB: b / 1024})
+		}
+	}
+	return cs
 }
 
 // parseSizeKiB parses sysfs cache sizes: "32K", "1024K", "32M".

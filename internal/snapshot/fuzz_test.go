@@ -20,32 +20,6 @@ func seedFile(f *testing.F, tree, p string) {
 	}
 }
 
-func FuzzBracketChoice(f *testing.F) {
-	for _, s := range []string{"always [madvise] never", "[always] madvise never\n", "a [b] [c]", "[]", "[[x]]", ""} {
-		f.Add(s)
-	}
-	seedFile(f, "kvm", "/sys/kernel/mm/transparent_hugepage/shmem_enabled")
-	f.Fuzz(func(t *testing.T, s string) {
-		sel, words, ok := bracketChoice(s)
-		if len(words) != len(strings.Fields(s)) {
-			t.Fatalf("%q: %d words from %d fields", s, len(words), len(strings.Fields(s)))
-		}
-		if !ok {
-			if sel != "" {
-				t.Fatalf("%q: selection %q without ok", s, sel)
-			}
-			return
-		}
-		found := false
-		for _, w := range words {
-			found = found || w == sel
-		}
-		if !found || !strings.Contains(s, "["+sel+"]") {
-			t.Fatalf("%q: selection %q not among %q", s, sel, words)
-		}
-	})
-}
-
 func FuzzCmdline(f *testing.F) {
 	for _, tree := range []string{"kvm", "metal", "kunpeng"} {
 		seedFile(f, tree, "/proc/cmdline")

@@ -59,7 +59,8 @@ func collectHost(c *collector) {
 		}
 	}
 
-	h.Virtualization = virtualization(c)
+	v := virtualization(c)
+	h.Virtualization, h.HypervisorVendor, h.Hypervisor, h.VirtualizationType = v.id, v.vendor, v.name, v.typ
 	h.Container = container(c)
 
 	if v, err := c.fs.ReadString("/proc/uptime"); err == nil {
@@ -98,61 +99,6 @@ func unquoteShell(v string) string {
 		v = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\$`, `$`, "\\`", "`").Replace(v[1 : len(v)-1])
 	}
 	return v
-}
-
-// dmiVirt maps DMI vendor/product substrings to hypervisors; clouds built
-// on KVM (EC2 Nitro, GCE, OpenStack, Alibaba) count as kvm.
-var dmiVirt = []struct{ needle, virt string }{
-	{"KVM", "kvm"}, {"Amazon EC2", "kvm"}, {"Google Compute Engine", "kvm"},
-	{"OpenStack", "kvm"}, {"Alibaba Cloud ECS", "kvm"}, {"QEMU", "qemu"},
-	{"VMware", "vmware"}, {"VMW", "vmware"}, {"Xen", "xen"},
-	{"Microsoft Corporation Virtual Machine", "hyperv"},
-	{"innotek", "other"}, {"VirtualBox", "other"}, {"Parallels", "other"},
-	{"BHYVE", "other"}, {"Bochs", "other"},
-}
-
-func virtualization(c *collector) string {
-	if t, err := c.fs.ReadString("/sys/hypervisor/type"); err == nil && t == "xen" {
-		return "xen"
-	}
-	var dmi []string
-	for _, f := range []string{"sys_vendor", "product_name", "bios_vendor", "board_vendor"} {
-		if v, err := c.fs.ReadString("/sys/class/dmi/id/" + f); err == nil {
-			dmi = append(dmi, v)
-		}
-	}
-	joined := strings.Join(dmi, " ")
-	avail, _ := c.fs.ReadString("/sys/devices/system/clocksource/clocksource0/available_clocksource")
-	for _, d := range dmiVirt {
-		if strings.Contains(joined, d.needle) {
-			// QEMU's DMI is the same with and without KVM acceleration;
-			// the paravirtual clock exists only with KVM.
-			if d.virt == "qemu" && strings.Contains(avail, "kvm-clock") {
-				return "kvm"
-			}
-			return d.virt
-		}
-	}
-	ci := c.cpuInfo()
-	if ci.err != nil {
-		// Without cpuinfo an absent DMI match proves nothing.
-		c.miss("host.virtualization", "no DMI match and "+readReason("/proc/cpuinfo", ci.err))
-		return ""
-	}
-	if !ci.hasFlag("hypervisor") {
-		return "none"
-	}
-	// Guests see their hypervisor's paravirtual clock even when another
-	// clocksource is in use.
-	switch {
-	case strings.Contains(avail, "kvm-clock"):
-		return "kvm"
-	case strings.Contains(avail, "xen"):
-		return "xen"
-	case strings.Contains(avail, "hyperv"):
-		return "hyperv"
-	}
-	return "other"
 }
 
 // container names the container runtime the collection runs in, from the

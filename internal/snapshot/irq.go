@@ -96,9 +96,10 @@ func anyProc(c *collector) (procfs.Proc, error) {
 
 func readIRQAffinity(c *collector, irq *IRQ) {
 	dir := "/proc/irq/" + irq.Number + "/"
-	s, err := c.fs.ReadString(dir + "smp_affinity_list")
+	aff := knobFile("irqs[*].affinity", irq.Number)
+	s, err := c.fs.ReadString(aff)
 	if err != nil {
-		c.missErr(ElemPath("irqs", irq.Number, "affinity"), dir+"smp_affinity_list", err)
+		c.missErr(ElemPath("irqs", irq.Number, "affinity"), aff, err)
 	} else if cpus, err := cpuset.ParseList(s); err != nil {
 		c.miss(ElemPath("irqs", irq.Number, "affinity"), err.Error())
 	} else {

@@ -1,5 +1,11 @@
 package snapshot
 
+import (
+	"path"
+
+	"github.com/perflab/perflab/internal/knob"
+)
+
 // collectMemory records physical memory (procfs meminfo), transparent huge
 // page policy, default-size huge pages and KSM.
 func collectMemory(c *collector) {
@@ -33,41 +39,45 @@ func collectMemory(c *collector) {
 		}
 	}
 
-	const thp = "/sys/kernel/mm/transparent_hugepage/"
-	if !c.fs.Exists(thp) {
-		c.miss("memory.thp", c.kernelLacks("the kernel has no transparent huge pages", thp+" does not exist"))
+	// The settings' files and their parsing come from the knob catalogue.
+	thp := knobFile("memory.thp.enabled")
+	if dir := path.Dir(thp) + "/"; !c.fs.Exists(dir) {
+		c.miss("memory.thp", c.kernelLacks("the kernel has no transparent huge pages", dir+" does not exist"))
 	} else {
 		for _, f := range []struct {
-			dst        *string
-			file, fact string
+			dst  *string
+			fact string
 		}{
-			{&m.THP.Enabled, "enabled", "memory.thp.enabled"},
-			{&m.THP.Defrag, "defrag", "memory.thp.defrag"},
-			{&m.THP.ShmemEnabled, "shmem_enabled", "memory.thp.shmem_enabled"},
+			{&m.THP.Enabled, "memory.thp.enabled"},
+			{&m.THP.Defrag, "memory.thp.defrag"},
+			{&m.THP.ShmemEnabled, "memory.thp.shmem_enabled"},
 		} {
-			v, err := c.fs.ReadString(thp + f.file)
+			file := knobFile(f.fact)
+			v, err := c.fs.ReadString(file)
 			if err != nil {
-				c.missErr(f.fact, thp+f.file, err)
+				c.missErr(f.fact, file, err)
 				continue
 			}
-			sel, _, ok := bracketChoice(v)
+			sel, _, ok := knob.ParseChoice(v)
 			if !ok {
-				c.miss(f.fact, thp+f.file+": no [selected] value in "+quoteShort(v))
+				c.miss(f.fact, file+": no [selected] value in "+quoteShort(v))
 				continue
 			}
 			*f.dst = sel
 		}
-		if v, err := c.fs.ReadString(thp + "khugepaged/defrag"); err == nil {
+		kd := knobFile("memory.thp.khugepaged_defrag")
+		if v, err := c.fs.ReadString(kd); err == nil {
 			m.THP.KhugepagedDefrag = v
 		} else {
-			c.missErr("memory.thp.khugepaged_defrag", thp+"khugepaged/defrag", err)
+			c.missErr("memory.thp.khugepaged_defrag", kd, err)
 		}
 	}
 
-	if v, err := c.fs.ReadString("/sys/kernel/mm/ksm/run"); err == nil {
+	ksm := knobFile("memory.ksm_run")
+	if v, err := c.fs.ReadString(ksm); err == nil {
 		m.KSMRun = v
 	} else {
-		c.missErr("memory.ksm_run", "/sys/kernel/mm/ksm/run", err)
+		c.missErr("memory.ksm_run", ksm, err)
 	}
 }
 

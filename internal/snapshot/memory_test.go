@@ -46,24 +46,3 @@ func TestMemoryOldKernelMeminfo(t *testing.T) {
 	wantMissing(t, s, "memory.available_kib", "no such line")
 	wantPresent(t, s, "memory.total_kib")
 }
-
-func TestBracketChoice(t *testing.T) {
-	for _, tc := range []struct {
-		in, sel string
-		words   []string
-		ok      bool
-	}{
-		{"always [madvise] never", "madvise", []string{"always", "madvise", "never"}, true},
-		{"[always] madvise never\n", "always", []string{"always", "madvise", "never"}, true},
-		{"always within_size advise [never] deny force", "never", []string{"always", "within_size", "advise", "never", "deny", "force"}, true},
-		{"always madvise never", "", []string{"always", "madvise", "never"}, false},
-		{"[] x", "", []string{"[]", "x"}, false},
-		{"", "", nil, false},
-	} {
-		sel, words, ok := bracketChoice(tc.in)
-		if sel != tc.sel || ok != tc.ok {
-			t.Errorf("bracketChoice(%q) = %q, %v; want %q, %v", tc.in, sel, ok, tc.sel, tc.ok)
-		}
-		wantEq(t, "words of "+tc.in, words, tc.words)
-	}
-}

@@ -146,16 +146,16 @@ func nicQueues(c *collector, name string) (rx, tx []Queue) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		qdir := dir + "/" + n
 		switch {
 		case strings.HasPrefix(n, "rx-"):
 			q := Queue{Name: n}
-			if s, err := c.fs.ReadString(qdir + "/rps_cpus"); err == nil {
+			rps := knobFile("net.interfaces[*].rx_queues[*].rps_cpus", name, n)
+			if s, err := c.fs.ReadString(rps); err == nil {
 				q.RPS = s
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				c.missErr(ElemPath("net.interfaces", name, "rx_queues["+n+"].rps_cpus"), qdir+"/rps_cpus", err)
+				c.missErr(ElemPath("net.interfaces", name, "rx_queues["+n+"].rps_cpus"), rps, err)
 			}
-			if v, err := c.fs.ReadInt(qdir + "/rps_flow_cnt"); err == nil {
+			if v, err := c.fs.ReadInt(knobFile("net.interfaces[*].rx_queues[*].rps_flow_cnt", name, n)); err == nil {
 				q.RPSFlowCnt = v
 			}
 			rx = append(rx, q)
@@ -163,10 +163,11 @@ func nicQueues(c *collector, name string) (rx, tx []Queue) {
 			q := Queue{Name: n}
 			// xps_cpus reads ENOENT on a single-queue device: XPS has nothing
 			// to choose between, so its absence is not a missing fact.
-			if s, err := c.fs.ReadString(qdir + "/xps_cpus"); err == nil {
+			xps := knobFile("net.interfaces[*].tx_queues[*].xps_cpus", name, n)
+			if s, err := c.fs.ReadString(xps); err == nil {
 				q.XPS = s
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				c.missErr(ElemPath("net.interfaces", name, "tx_queues["+n+"].xps_cpus"), qdir+"/xps_cpus", err)
+				c.missErr(ElemPath("net.interfaces", name, "tx_queues["+n+"].xps_cpus"), xps, err)
 			}
 			tx = append(tx, q)
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -186,56 +187,114 @@ func (ci *cpuInfo) hasFlag(flag string) bool {
 	return false
 }
 
-// armVendors maps MIDR implementer codes to vendor names (Arm ARM, "Main ID
-// Register"; the same table lscpu uses).
-var armVendors = map[string]string{
-	"0x41": "ARM", "0x42": "Broadcom", "0x43": "Cavium", "0x44": "DEC",
-	"0x46": "Fujitsu", "0x48": "HiSilicon", "0x49": "Infineon",
-	"0x4d": "Motorola", "0x4e": "NVIDIA", "0x50": "APM", "0x51": "Qualcomm",
-	"0x53": "Samsung", "0x56": "Marvell", "0x61": "Apple", "0x66": "Faraday",
-	"0x69": "Intel", "0x6d": "Microsoft", "0x70": "Phytium", "0xc0": "Ampere",
-}
-
-// armParts maps implementer/part to a core or SoC name, for the parts a
-// server is likely to have.
-var armParts = map[string]string{
-	"0x41/0xd03": "Cortex-A53", "0x41/0xd05": "Cortex-A55", "0x41/0xd07": "Cortex-A57",
-	"0x41/0xd08": "Cortex-A72", "0x41/0xd0b": "Cortex-A76", "0x41/0xd0c": "Neoverse-N1",
-	"0x41/0xd40": "Neoverse-V1", "0x41/0xd49": "Neoverse-N2", "0x41/0xd4f": "Neoverse-V2",
-	"0x41/0xd8e": "Neoverse-N3", "0x41/0xd84": "Neoverse-V3",
-	"0x48/0xd01": "Kunpeng-920 (TaiShan v110)",
-	"0x43/0x0af": "ThunderX2", "0x46/0x001": "A64FX",
-	"0xc0/0xac3": "Ampere-1", "0xc0/0xac4": "Ampere-1a",
-	"0x70/0x662": "FTC662", "0x70/0x663": "FTC663",
-}
-
-// fill sets the CPU identity fields from the file.
+// fill sets the CPU identity fields from the file, in each architecture's
+// own keys (the kernels' arch/*/kernel cpuinfo writers), as lscpu reads
+// them: x86 vendor_id/model name; ARM the MIDR implementer and part decoded
+// through armParts; POWER, ppc and sparc "cpu" (with POWER's "revision" as
+// the model id); LoongArch "Model Name"; RISC-V "uarch" (and mvendorid as
+// the vendor, the raw JEDEC id lscpu prints too); s390 names no model at
+// all, only the machine type. What a file does not say is recorded in
+// Unavailable by the caller.
 func (ci *cpuInfo) fill(cpu *CPU) {
 	f := ci.first
-	if !ci.isARM() {
+	switch {
+	case ci.isARM():
+		impl := strings.ToLower(f["CPU implementer"])
+		part := strings.ToLower(f["CPU part"])
+		cpu.Vendor = armVendors[impl]
+		if cpu.Vendor == "" {
+			cpu.Vendor = "implementer " + impl
+		}
+		cpu.Family = f["CPU architecture"]
+		cpu.ModelID = part
+		cpu.Stepping = f["CPU variant"]
+		if rev := f["CPU revision"]; cpu.Stepping != "" && rev != "" {
+			if v, err := strconv.ParseInt(cpu.Stepping, 0, 64); err == nil {
+				cpu.Stepping = fmt.Sprintf("r%dp%s", v, rev) // lscpu's form
+			}
+		}
+		switch name, ok := armParts[impl+"/"+part]; {
+		case ok:
+			cpu.Model = name
+		case f["model name"] != "" && !strings.HasPrefix(f["model name"], "ARMv"):
+			cpu.Model = f["model name"]
+		}
+	case strings.HasPrefix(f["vendor_id"], "IBM/S390"):
+		cpu.Vendor = f["vendor_id"]
+		cpu.ModelID = machineType(f)
+	case f["vendor_id"] != "":
 		cpu.Vendor = f["vendor_id"]
 		cpu.Model = f["model name"]
 		cpu.Family = f["cpu family"]
 		cpu.ModelID = f["model"]
 		cpu.Stepping = f["stepping"]
 		cpu.Microcode = f["microcode"]
-		return
+	case f["Model Name"] != "": // LoongArch
+		cpu.Model = f["Model Name"]
+		cpu.Family = f["CPU Family"]
+		cpu.ModelID = f["PRID"]
+	case f["isa"] != "" && (f["mvendorid"] != "" || f["uarch"] != "" || strings.HasPrefix(f["isa"], "rv")):
+		cpu.Vendor = f["mvendorid"]
+		cpu.Model = f["uarch"]
+		cpu.Family = f["marchid"]
+		cpu.ModelID = f["mimpid"]
+	case f["cpu"] != "": // POWER, ppc, sparc
+		cpu.Model = f["cpu"]
+		cpu.ModelID = f["revision"]
 	}
-	impl := strings.ToLower(f["CPU implementer"])
-	part := strings.ToLower(f["CPU part"])
-	cpu.Vendor = armVendors[impl]
-	if cpu.Vendor == "" {
-		cpu.Vendor = "implementer " + impl
+}
+
+// machineType is the s390 machine type, which cpuinfo repeats per CPU as
+// "machine = 2964".
+func machineType(f map[string]string) string {
+	for k, v := range f {
+		if !strings.HasPrefix(k, "processor ") {
+			continue
+		}
+		if _, m, ok := strings.Cut(v, "machine = "); ok {
+			return strings.Fields(m + " ")[0]
+		}
 	}
-	cpu.Family = f["CPU architecture"]
-	cpu.ModelID = part
-	cpu.Stepping = f["CPU variant"]
-	switch name, ok := armParts[impl+"/"+part]; {
-	case f["model name"] != "":
-		cpu.Model = f["model name"]
-	case ok:
-		cpu.Model = cpu.Vendor + " " + name
-	default:
-		cpu.Model = fmt.Sprintf("%s part %s", cpu.Vendor, part)
+	return ""
+}
+
+// caches parses s390's "cacheN : level=1 type=Data scope=Private
+// size=128K line_size=256 associativity=8" lines.
+func (ci *cpuInfo) caches() []Cache {
+	var cs []Cache
+	for k, v := range ci.first {
+		if !strings.HasPrefix(k, "cache") || !strings.Contains(v, "level=") {
+			continue
+		}
+		var ch Cache
+		for _, kv := range strings.Fields(v) {
+			key, val, _ := strings.Cut(kv, "=")
+			switch key {
+			case "level":
+				ch.Level, _ = strconv.Atoi(val)
+			case "type":
+				ch.Type = val
+			case "size":
+				ch.SizeKiB, _ = parseSizeKiB(val)
+			}
+		}
+		if ch.Level > 0 && ch.Type != "" {
+			cs = append(cs, ch)
+		}
 	}
+	return cs
+}
+
+// modelReason says why fill found no model name.
+func (ci *cpuInfo) modelReason() string {
+	f := ci.first
+	switch {
+	case strings.HasPrefix(f["vendor_id"], "IBM/S390"):
+		return "s390's /proc/cpuinfo names no processor model, only the machine type (cpu.model_id)"
+	case ci.isARM():
+		return fmt.Sprintf("ARM implementer %s part %s is not in perflab's part table", f["CPU implementer"], f["CPU part"])
+	case f["isa"] != "":
+		return "RISC-V /proc/cpuinfo has no uarch line (the kernel prints it only where the device tree names the core)"
+	}
+	return "/proc/cpuinfo has no model name this architecture's kernel writes"
 }

@@ -137,10 +137,10 @@ func cpufreq(c *collector) {
 			cpu.MinKHz, minErr = c.fs.ReadInt(p + "/cpuinfo_min_freq")
 			cpu.MaxKHz, maxErr = c.fs.ReadInt(p + "/cpuinfo_max_freq")
 		}
-		if g, err := c.fs.ReadString(p + "/scaling_governor"); err == nil {
+		if g, err := c.fs.ReadString(p + "/" + knobBase("cpu.governors")); err == nil {
 			cpu.Governors[g] = append(cpu.Governors[g], cpus...)
 		}
-		if e, err := c.fs.ReadString(p + "/energy_performance_preference"); err == nil {
+		if e, err := c.fs.ReadString(p + "/" + knobBase("cpu.epp")); err == nil {
 			cpu.EPP[e] = append(cpu.EPP[e], cpus...)
 		}
 		cur, curErr := c.fs.ReadInt(p + "/scaling_cur_freq")

@@ -124,6 +124,10 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	for _, area := range collectors {
 		area(c)
 	}
+	if fs.Live() && opt.PID == 0 && fs.NetPID() == 0 {
+		// perflab's own view, in the container it was started in.
+		s.Container = targetFromEnv()
+	}
 	return s, nil
 }
 

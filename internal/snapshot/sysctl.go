@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/perflab/perflab/internal/hostfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,6 +59,10 @@ func collectSysctl(c *collector) {
 	l := sysctlLister{c: c}
 	defer l.close()
 	for _, top := range sysctlTops {
+		if top == "net" && c.fs.NetPID() > 0 {
+			collectNetnsSysctl(c)
+			continue
+		}
 		l.list(root+"/"+top, top)
 	}
 	files := l.files
@@ -167,4 +172,47 @@ func readSysctlAt(dirfd int, name string, buf []byte) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(string(buf[:n])), true
+}
+
+// collectNetnsSysctl records the net sysctls of a container's view: listed
+// and read on one thread inside its network namespace, because a sysctl
+// file opened elsewhere is the host's (hostfs.WithNetNS).
+func collectNetnsSysctl(c *collector) {
+	err := c.fs.InNetNS(func() error {
+		l := sysctlLister{c: c}
+		defer l.close()
+		l.list(c.fs.Path("/proc/sys/net"), "net")
+		buf := make([]byte, 64<<10)
+		for _, f := range l.files {
+			if v, ok := readSysctlAt(f.dirfd, f.name, buf); ok {
+				c.s.Sysctl[f.key] = v
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.miss("sysctl.net", err.Error())
+	}
+}
+
+// NetSysctls reads only the net sysctls of fs's view (the host's, or a
+// container's with hostfs.WithNetNS), keyed as in Snapshot.Sysctl: what a
+// container view compares with the host's.
+func NetSysctls(fs hostfs.FS) map[string]string {
+	s := &Snapshot{Sysctl: map[string]string{}, Unavailable: map[string]string{}}
+	c := &collector{fs: fs, s: s}
+	if fs.NetPID() > 0 {
+		collectNetnsSysctl(c)
+		return s.Sysctl
+	}
+	l := sysctlLister{c: c}
+	defer l.close()
+	l.list(fs.Path("/proc/sys/net"), "net")
+	buf := make([]byte, 64<<10)
+	for _, f := range l.files {
+		if v, ok := readSysctlAt(f.dirfd, f.name, buf); ok {
+			s.Sysctl[f.key] = v
+		}
+	}
+	return s.Sysctl
 }

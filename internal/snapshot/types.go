@@ -32,22 +32,34 @@ type Snapshot struct {
 	Load     Load               `json:"load"`
 	Limits   Limits             `json:"limits"`
 	Process  *Process           `json:"process,omitempty"` // only with --pid
+	// Container is the container whose view this is (only with
+	// --container): its network-namespaced facts (sysctl.net.*, sockets)
+	// and cgroup are the container's, the rest is the host's.
+	Container *Container `json:"container,omitempty"`
 
 	Unavailable map[string]string `json:"unavailable"` // dotted fact path → why it is missing
 }
 
 // Host identifies the machine and how it is virtualised.
 type Host struct {
-	Hostname       string  `json:"hostname"`       // /proc/sys/kernel/hostname
-	MachineID      string  `json:"machine_id"`     // /etc/machine-id
-	BootID         string  `json:"boot_id"`        // /proc/sys/kernel/random/boot_id: changes at every boot
-	Arch           string  `json:"arch"`           // uname machine: x86_64, aarch64
-	OS             string  `json:"os"`             // PRETTY_NAME from /etc/os-release
-	Virtualization string  `json:"virtualization"` // none, kvm, xen, vmware, hyperv, qemu, other
-	Container      string  `json:"container"`      // "" on a host; docker, podman, lxc, kubernetes, containerd, other
-	Vendor         string  `json:"vendor"`         // DMI sys_vendor
-	Product        string  `json:"product"`        // DMI product_name
-	UptimeSeconds  float64 `json:"uptime_seconds"` // /proc/uptime
+	Hostname       string `json:"hostname"`       // /proc/sys/kernel/hostname
+	MachineID      string `json:"machine_id"`     // /etc/machine-id
+	BootID         string `json:"boot_id"`        // /proc/sys/kernel/random/boot_id: changes at every boot
+	Arch           string `json:"arch"`           // uname machine: x86_64, aarch64
+	OS             string `json:"os"`             // PRETTY_NAME from /etc/os-release
+	Virtualization string `json:"virtualization"` // none, kvm, xen, vmware, hyperv, qemu, oracle, powervm, zvm, lpar, other
+	// HypervisorVendor, Hypervisor and VirtualizationType are lscpu's
+	// "Hypervisor vendor" (KVM, Xen, VMware, Microsoft, Oracle, IBM, pHyp …),
+	// "Hypervisor" (the name the hypervisor gives itself, s390 only: PR/SM,
+	// z/VM 6.1.0, KVM/Linux) and "Virtualization type" (full, para,
+	// container), judged from the same files lscpu reads.
+	HypervisorVendor   string  `json:"hypervisor_vendor,omitempty"`
+	Hypervisor         string  `json:"hypervisor,omitempty"`
+	VirtualizationType string  `json:"virtualization_type,omitempty"`
+	Container          string  `json:"container"`      // "" on a host; docker, podman, lxc, kubernetes, containerd, other
+	Vendor             string  `json:"vendor"`         // DMI sys_vendor
+	Product            string  `json:"product"`        // DMI product_name
+	UptimeSeconds      float64 `json:"uptime_seconds"` // /proc/uptime
 }
 
 // CPU is the processor, its topology and its power management.
@@ -60,7 +72,8 @@ type CPU struct {
 	Microcode string     `json:"microcode"` // as in /proc/cpuinfo, e.g. 0x2007006
 	Flags     []string   `json:"flags"`     // a selection that matters for performance (see collector)
 	Online    []int      `json:"online"`    // online CPU ids
-	Possible  int        `json:"possible"`  // number of possible CPUs
+	Possible  int        `json:"possible"`  // number of possible CPUs (cpu/possible: slots the kernel allocated for)
+	Present   int        `json:"present"`   // number of present CPUs (cpu/present: what lscpu calls "CPU(s)")
 	Sockets   int        `json:"sockets"`   // physical packages
 	Cores     int        `json:"cores"`     // physical cores, all sockets
 	Threads   int        `json:"threads"`   // logical CPUs online
@@ -281,6 +294,10 @@ type Cgroup struct {
 	NrThrottled    int64  `json:"nr_throttled"`     // cpu.stat: periods in which the group was throttled
 	ThrottledUS    int64  `json:"throttled_us"`     // cpu.stat: total time throttled
 
+	MemoryUsageBytes      int64 `json:"memory_usage_bytes,omitempty"`       // memory.current (v1: memory.usage_in_bytes) of the leaf; 0 unknown
+	MemoryWorkingSetBytes int64 `json:"memory_working_set_bytes,omitempty"` // usage minus inactive file pages (what kubelet evicts on); 0 unknown
+	PidsMax               int64 `json:"pids_max,omitempty"`                 // tightest pids.max from the leaf up; -1 unlimited, 0 unknown
+
 	// CPUQuotaDir is the host directory whose cpu.max (v1: cpu.cfs_quota_us)
 	// sets CPUQuotaUS, which may be an ancestor's; "" when unlimited.
 	CPUQuotaDir string `json:"cpu_quota_dir,omitempty"`
@@ -341,4 +358,20 @@ type Process struct {
 	NofileSoft       int64    `json:"nofile_soft"`
 	Threads          int64    `json:"threads"`
 	Cgroup           string   `json:"cgroup"`
+}
+
+// Container identifies the container a snapshot views and what of the host
+// does not reach it.
+type Container struct {
+	Runtime string `json:"runtime"`       // podman, docker, containerd, cri-o, kubernetes, or "process" for --pid
+	ID      string `json:"id"`            // full container id ("" for a bare --pid)
+	Name    string `json:"name"`          // runtime name, or the Kubernetes container name
+	Pod     string `json:"pod,omitempty"` // NAMESPACE/NAME for a Kubernetes container
+	PID     int    `json:"pid"`           // the process whose namespaces and cgroup are viewed
+	// HostNetwork is true when the container shares the host's network
+	// namespace: its net sysctls are the host's.
+	HostNetwork bool `json:"host_network"`
+	// HostSysctl is the host's value of every network-namespaced sysctl
+	// whose value differs in the container: what host tuning did not reach.
+	HostSysctl map[string]string `json:"host_sysctl,omitempty"`
 }

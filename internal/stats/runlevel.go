@@ -79,6 +79,11 @@ type RunLevel struct {
 	base float64 // side a's mean, on the model's scale
 }
 
+// BaseMean is side a's mean on the model's scale (log for ratios, the
+// values themselves when Linear): the level a linear minimum effect is
+// relative to.
+func (r RunLevel) BaseMean() float64 { return r.base }
+
 // HasInterval reports whether the comparison had a drift estimate.
 func (r RunLevel) HasInterval() bool {
 	if r.Linear {
@@ -220,6 +225,16 @@ func ComparePaired(a, b []float64, conf float64) RunLevel {
 			ds = append(ds, math.Log(b[i])-math.Log(a[i]))
 		}
 	}
+	return ComparePairedLogs(ds, 0, 0, conf)
+}
+
+// ComparePairedLogs is ComparePaired on the blocks' log-ratios
+// dᵢ = ln bᵢ − ln aᵢ, with the spread optionally pooled with earlier
+// sessions of the same measurement (bisect's successive sessions):
+// extraSS is their sum of squared deviations from their own means and
+// extraDF its degrees of freedom, added to this session's as CompareRuns
+// adds calibration groups.
+func ComparePairedLogs(ds []float64, extraSS float64, extraDF int, conf float64) RunLevel {
 	nan := math.NaN()
 	n := len(ds)
 	r := RunLevel{Ka: n, Kb: n, Ratio: nan, Lo: nan, Hi: nan, P: nan, SD: nan, DriftPct: nan, Diff: nan, DiffLo: nan, DiffHi: nan, Source: DriftBlocks}
@@ -229,12 +244,13 @@ func ComparePaired(a, b []float64, conf float64) RunLevel {
 	}
 	d := Mean(ds)
 	r.Ratio = math.Exp(d)
-	if n < 2 {
+	r.DF = n - 1 + max(extraDF, 0)
+	if r.DF < 1 {
+		r.DF = 0
 		r.Source = DriftNone
 		return r
 	}
-	r.DF = n - 1
-	r.SD = math.Sqrt(sumSq(ds, d) / float64(n-1))
+	r.SD = math.Sqrt((sumSq(ds, d) + extraSS) / float64(r.DF))
 	r.DriftPct = 100 * math.Expm1(r.SD)
 	se := r.SD / math.Sqrt(float64(n))
 	lo, hi := d, d
@@ -252,6 +268,9 @@ func ComparePaired(a, b []float64, conf float64) RunLevel {
 	r.Lo, r.Hi = math.Exp(lo), math.Exp(hi)
 	return r
 }
+
+// SumSq is Σ(xᵢ − mean)², the part of a spread ComparePairedLogs pools.
+func SumSq(xs []float64) float64 { return sumSq(xs, Mean(xs)) }
 
 // RelHalfWidth is the larger distance of the interval's ends from the
 // ratio, relative to it (+Inf without an interval): the precision a

@@ -9,12 +9,12 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,6 +35,7 @@ const (
 type Entry struct {
 	Txn    int          `json:"txn"`
 	Rule   string       `json:"rule,omitempty"`
+	Knob   string       `json:"knob,omitempty"` // the catalogue knob (internal/knob) the change writes
 	Change audit.Change `json:"change"`
 	Old    string       `json:"old"` // read from the host just before writing
 	New    string       `json:"new"`
@@ -76,11 +77,19 @@ type Host struct {
 	// Dir is the journal directory as a real path; "" means
 	// <root>/var/lib/perflab/tune.
 	Dir string
+	// Scope, when set, confines every write to one container's network
+	// namespace and cgroup (see Scope); nil is the host itself.
+	Scope Scope
 }
 
 func (h Host) dir() string {
 	if h.Dir != "" {
 		return h.Dir
+	}
+	// A journal kept elsewhere (a test's, or a second one beside a
+	// host's own): every tune command honours it.
+	if d := os.Getenv("PERFLAB_TUNE_DIR"); d != "" {
+		return d
 	}
 	return h.FS.Path(journalDir)
 }
@@ -223,13 +232,10 @@ func (j *Journal) validate(name string) error {
 	return nil
 }
 
-// irqAffinity is the one /proc file outside /proc/sys that tune writes
-// (irq pin).
-var irqAffinity = regexp.MustCompile(`^/proc/irq/[0-9]+/smp_affinity(_list)?$`)
-
 // ValidTarget reports whether a change names a knob tune may write: a
 // sysctl name, a file under /proc/sys or /sys written as a clean absolute
-// path, or a network interface name.
+// path, another /proc file only where the knob catalogue has a knob for it
+// (an IRQ's smp_affinity_list), or a network interface name.
 func ValidTarget(c audit.Change) error {
 	switch c.Kind {
 	case audit.KindSysctl:
@@ -238,8 +244,10 @@ func ValidTarget(c audit.Change) error {
 		}
 	case audit.KindFile:
 		p := c.Target
-		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || irqAffinity.MatchString(p)) || strings.ContainsRune(p, 0) {
-			return fmt.Errorf("targets %q, outside /proc/sys, /sys and /proc/irq/N/smp_affinity_list", p)
+		_, catalogued := knob.ForFile(p)
+		inProc := strings.HasPrefix(p, "/proc/") && catalogued
+		if p != pathpkg.Clean(p) || !(strings.HasPrefix(p, "/proc/sys/") || strings.HasPrefix(p, "/sys/") || inProc) || strings.ContainsRune(p, 0) {
+			return fmt.Errorf("targets %q, outside /proc/sys, /sys and the catalogue's /proc knobs", p)
 		}
 	case audit.KindChannels:
 		if c.Target == "" || len(c.Target) > 15 || strings.ContainsAny(c.Target, "/ \x00:") || c.Target == "." || c.Target == ".." {

@@ -3,31 +3,43 @@ package tune
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 	"github.com/safchain/ethtool"
 )
 
-// bracketed matches the kernel's "a [b] c" choice lists (THP, schedulers).
-var bracketed = regexp.MustCompile(`\[([^\]]+)\]`)
+// knobOf is the catalogue knob a sysctl or file change writes (package
+// knob: its file, format and scope). A file the catalogue does not know
+// (a journal written by an older perflab) is read and written as text, so
+// revert always works.
+func knobOf(c audit.Change) (knob.Knob, error) {
+	if k, ok := c.Knob(); ok {
+		return k, nil
+	}
+	if c.Kind == audit.KindFile {
+		return knob.Knob{Path: c.Target, Sources: []knob.Source{{File: c.Target, Format: knob.Text}}, Method: knob.File, Scope: knob.Host}, nil
+	}
+	return knob.Knob{}, fmt.Errorf("%s changes are instructions, not knobs", c.Kind)
+}
 
-// normalize makes a knob's read value comparable with what is written:
-// the selected word of a choice list, white space folded.
-func normalize(v string) string {
-	if m := bracketed.FindStringSubmatch(v); m != nil {
-		return m[1]
+// normalize makes a change's value comparable with what read returns: the
+// selected word of a choice list, white space folded, a canonical CPU mask
+// or list (the catalogue's Normalize).
+func normalize(c audit.Change, v string) string {
+	if k, err := knobOf(c); err == nil {
+		return k.Normalize(v)
 	}
 	return strings.Join(strings.Fields(v), " ")
 }
 
 // path returns the host file behind a sysctl or file change.
 func path(c audit.Change) string {
-	if c.Kind == audit.KindSysctl {
-		return audit.SysctlPath(c.Target)
+	if k, err := knobOf(c); err == nil {
+		return k.Files()[0]
 	}
 	return c.Target
 }
@@ -36,11 +48,11 @@ func path(c audit.Change) string {
 func read(fs hostfs.FS, c audit.Change) (string, error) {
 	switch c.Kind {
 	case audit.KindSysctl, audit.KindFile:
-		b, err := fs.ReadFile(path(c))
+		k, err := knobOf(c)
 		if err != nil {
 			return "", err
 		}
-		return normalize(string(b)), nil
+		return k.Read(fs)
 	case audit.KindChannels:
 		ch, err := channels(fs, c.Target)
 		if err != nil {
@@ -55,7 +67,11 @@ func read(fs hostfs.FS, c audit.Change) (string, error) {
 func write(fs hostfs.FS, c audit.Change, v string) error {
 	switch c.Kind {
 	case audit.KindSysctl, audit.KindFile:
-		return fs.WriteFile(path(c), []byte(v+"\n"))
+		k, err := knobOf(c)
+		if err != nil {
+			return err
+		}
+		return k.Write(fs, v)
 	case audit.KindChannels:
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -96,12 +112,39 @@ func channels(fs hostfs.FS, nic string) (ethtool.Channels, error) {
 func writable(fs hostfs.FS, c audit.Change) error {
 	switch c.Kind {
 	case audit.KindSysctl, audit.KindFile:
-		return accessW(fs.Path(path(c)), path(c))
+		k, err := knobOf(c)
+		if err != nil {
+			return err
+		}
+		p, _, err := k.Resolve(fs)
+		if err != nil {
+			return err
+		}
+		err = accessW(fs.Path(p), p)
+		if err != nil && k.NetNSReadOnly && fs.Exists(p) {
+			return fmt.Errorf("%s is read-only outside the host's initial network namespace (Linux ≥ 6.x): set it on the host (%v)", k.Name(), err)
+		}
+		return err
 	case audit.KindChannels:
 		_, err := channels(fs, c.Target)
 		return err
 	}
 	return fmt.Errorf("%s changes are instructions", c.Kind)
+}
+
+// netScoped reports whether a change writes a per-network-namespace knob:
+// the catalogue's scope; ethtool resolves an interface name in the
+// caller's netns.
+func netScoped(c audit.Change) bool {
+	if c.Kind == audit.KindChannels {
+		return true
+	}
+	if k, ok := c.Knob(); ok {
+		return k.Scope == knob.NetNS
+	}
+	// A file the catalogue does not know: by where it lives.
+	return c.Kind == audit.KindFile && (strings.HasPrefix(c.Target, "/proc/sys/net/") || strings.HasPrefix(c.Target, "/sys/class/net/") ||
+		strings.HasPrefix(c.Target, "/sys/devices/virtual/net/"))
 }
 
 // Read returns a knob's current value as tune compares it (the selected

@@ -57,20 +57,6 @@ func nsInode(kind string) uint64 {
 // that tests can simulate another namespace.
 var currentNS = func() NS { return NS{Net: nsInode("net"), Mnt: nsInode("mnt")} }
 
-// netScoped reports whether a change writes a per-network-namespace knob.
-func netScoped(c audit.Change) bool {
-	switch c.Kind {
-	case audit.KindSysctl:
-		return strings.HasPrefix(c.Target, "net.")
-	case audit.KindChannels:
-		return true // ethtool resolves the interface name in the caller's netns
-	case audit.KindFile:
-		return strings.HasPrefix(c.Target, "/proc/sys/net/") || strings.HasPrefix(c.Target, "/sys/class/net/") ||
-			strings.HasPrefix(c.Target, "/sys/devices/virtual/net/")
-	}
-	return false
-}
-
 // bind returns the namespaces an entry for c is bound to, given where the
 // writer runs: only those that decide what the write reaches.
 func bind(c audit.Change, here NS) NS {

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"fmt"
+	"github.com/perflab/perflab/internal/knob"
 	"strconv"
 
 	"github.com/perflab/perflab/internal/audit"
@@ -59,8 +60,8 @@ func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan
 		p.Items = append(p.Items, Item{
 			Rule:  "IRQ-NUMA-AFFINITY",
 			Title: fmt.Sprintf("%s IRQ %d → CPU %d", dev, q.Number, cpu),
-			Change: audit.Change{Kind: audit.KindFile, Target: "/proc/irq/" + strconv.Itoa(q.Number) + "/smp_affinity_list",
-				Value: strconv.Itoa(cpu), Current: cpuset.FormatList(q.IRQ.Affinity)},
+			Change: audit.KnobChange(knob.MustLookup("irqs[*].affinity").With(strconv.Itoa(q.Number)),
+				strconv.Itoa(cpu), cpuset.FormatList(q.IRQ.Affinity)),
 		})
 	}
 	nr := len(online)
@@ -73,7 +74,7 @@ func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan
 			p.Items = append(p.Items, Item{
 				Rule:   "NET-RPS",
 				Title:  fmt.Sprintf("%s %s RPS → CPUs %s", dev, q.Name, cpuset.FormatList(cpus)),
-				Change: audit.Change{Kind: audit.KindFile, Target: "/sys/class/net/" + dev + "/queues/" + q.Name + "/rps_cpus", Value: mask, Current: q.RPS},
+				Change: audit.KnobChange(knob.MustLookup("net.interfaces[*].rx_queues[*].rps_cpus").With(dev, q.Name), mask, q.RPS),
 			})
 		}
 	}
@@ -83,7 +84,7 @@ func PinPlan(s *snapshot.Snapshot, dev string, cpus []int, opt PinOptions) (Plan
 			p.Items = append(p.Items, Item{
 				Rule:   "NET-XPS",
 				Title:  fmt.Sprintf("%s %s XPS → CPU %d", dev, q.Name, cpu),
-				Change: audit.Change{Kind: audit.KindFile, Target: "/sys/class/net/" + dev + "/queues/" + q.Name + "/xps_cpus", Value: cpuset.FormatMask([]int{cpu}, nr), Current: q.XPS},
+				Change: audit.KnobChange(knob.MustLookup("net.interfaces[*].tx_queues[*].xps_cpus").With(dev, q.Name), cpuset.FormatMask([]int{cpu}, nr), q.XPS),
 			})
 		}
 	}

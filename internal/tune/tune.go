@@ -95,7 +95,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	if n := p.Check(fsys); n > 0 {
+	if n := h.Check(&p); n > 0 {
 		return nil, ErrBlocked
 	}
 	unlock, err := h.lock()
@@ -113,7 +113,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 	} else if err := j.sameHost(machine, boot); err != nil {
 		return nil, err
 	}
-	here := currentNS()
+	here := h.here()
 	txn := Txn{ID: len(j.Txns) + 1, Source: opt.Source, Workload: p.Workload, Time: time.Now().UTC()}
 	j.Txns = append(j.Txns, txn)
 
@@ -146,7 +146,7 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if err != nil {
 			return nil, rollback(fmt.Errorf("read %s: %v", c.Target, err))
 		}
-		if old == normalize(c.Value) {
+		if old == normalize(c, c.Value) {
 			continue
 		}
 		// A knob perflab already changed keeps its original value: revert
@@ -156,7 +156,8 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		if orig, ok := j.original(c, ns); ok {
 			old = orig
 		}
-		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Change: c, Old: old, New: normalize(c.Value), State: Pending, NS: ns})
+		k, _ := knobOf(c)
+		j.Entries = append(j.Entries, Entry{Txn: txn.ID, Rule: it.Rule, Knob: k.Path, Change: c, Old: old, New: normalize(c, c.Value), State: Pending, NS: ns})
 		if err := j.save(h); err != nil {
 			return nil, rollback(fmt.Errorf("journal: %v", err))
 		}
@@ -284,7 +285,7 @@ func (h Host) Verify() ([]Drift, error) {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	here := currentNS()
+	here := h.here()
 	for _, i := range idx {
 		e := j.Entries[i]
 		d := Drift{Rule: e.Rule, Kind: string(e.Change.Kind), Target: e.Change.Target, Expected: e.New}
@@ -341,7 +342,7 @@ func (h Host) Revert(opt RevertOptions) (restored []Entry, err error) {
 	}
 	var failed []string
 	var skipped []Skipped
-	here := currentNS()
+	here := h.here()
 	for i := len(j.Entries) - 1; i >= 0; i-- {
 		e := &j.Entries[i]
 		if e.State == Reverted {

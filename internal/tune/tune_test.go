@@ -81,7 +81,7 @@ func TestApplyVerifyRevertCycle(t *testing.T) {
 		t.Fatalf("applied %d knobs, want 3", len(applied))
 	}
 	for i, it := range p.Items {
-		if got := readN(t, fs, it.Change); got != normalize(it.Change.Value) {
+		if got := readN(t, fs, it.Change); got != normalize(it.Change, it.Change.Value) {
 			t.Errorf("%s = %q after apply, want %q", it.Change.Target, got, it.Change.Value)
 		}
 		if applied[i].Old != before[i] {

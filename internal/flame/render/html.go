@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/perflab/perflab/internal/report/htmlpage"
 )
 
 //go:embed html.js
@@ -42,17 +44,11 @@ func WriteHTML(w io.Writer, t *Tree, opt Options) error {
 		nameIdx[i] = k
 	}
 
-	bw := bufio.NewWriterSize(w, 256<<10)
 	bgTop, bgBottom := background(opt.Palette)
 	if t.Diff {
 		bgTop, bgBottom = background("hot")
 	}
-	bw.WriteString(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>` + htmlEscape(opt.Title) + `</title>
-<style>
-body { margin: 10px; font: 12px Verdana, sans-serif; background: linear-gradient(` + bgTop + `, ` + bgBottom + `) fixed; }
+	css := `body { margin: 10px; font: 12px Verdana, sans-serif; background: linear-gradient(` + bgTop + `, ` + bgBottom + `) fixed; }
 h1 { font-size: 17px; font-weight: normal; text-align: center; margin: 4px 0; }
 h2 { font-size: 12px; font-weight: normal; text-align: center; color: #555; margin: 2px 0 6px; }
 #bar { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
@@ -61,19 +57,18 @@ h2 { font-size: 12px; font-weight: normal; text-align: center; color: #555; marg
 #tip { position: absolute; display: none; background: #ffffe0; border: 1px solid #999; padding: 3px 6px; max-width: 400px; pointer-events: none; word-break: break-all; }
 #selftest { display: none; }
 canvas { display: block; cursor: pointer; }
-</style></head><body>
-<h1>` + htmlEscape(opt.Title) + `</h1>
-`)
+`
+	body := "<h1>" + htmlEscape(opt.Title) + "</h1>\n"
 	if opt.Subtitle != "" {
-		bw.WriteString("<h2>" + htmlEscape(opt.Subtitle) + "</h2>\n")
+		body += "<h2>" + htmlEscape(opt.Subtitle) + "</h2>\n"
 	}
-	bw.WriteString(`<div id="bar"><button id="reset" disabled>Reset zoom</button>
+	body += `<div id="bar"><button id="reset" disabled>Reset zoom</button>
 <span>` + groupDigits(total, t.Scale) + " " + htmlEscape(opt.CountName) + `</span>
 <form id="searchform"><input id="term" placeholder="regex, Enter to search" size="28"><button>Search</button></form><span id="matched"></span></div>
 <canvas id="flame"></canvas>
 <div id="tip"></div>
 <pre id="selftest"></pre>
-<script type="application/json" id="data">`)
+`
 	// encoding/json escapes <, > and & so the data cannot close the tag.
 	head := map[string]any{
 		"total": total, "diff": t.Diff, "maxDelta": t.MaxDelta, "inverted": opt.Inverted,
@@ -83,29 +78,32 @@ canvas { display: block; cursor: pointer; }
 	if err != nil {
 		return err
 	}
-	bw.Write(hb[:len(hb)-1])
-	var num []byte
-	writeArr := func(key string, f func(p placed, i int) int64) {
-		bw.WriteString(`,"` + key + `":[`)
-		for i, p := range frames {
-			if i > 0 {
-				bw.WriteByte(',')
+	data := func(dw io.Writer) error {
+		bw := bufio.NewWriterSize(dw, 256<<10)
+		bw.Write(hb[:len(hb)-1])
+		var num []byte
+		writeArr := func(key string, f func(p placed, i int) int64) {
+			bw.WriteString(`,"` + key + `":[`)
+			for i, p := range frames {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				num = strconv.AppendInt(num[:0], f(p, i), 10)
+				bw.Write(num)
 			}
-			num = strconv.AppendInt(num[:0], f(p, i), 10)
-			bw.Write(num)
+			bw.WriteByte(']')
 		}
-		bw.WriteByte(']')
+		writeArr("n", func(_ placed, i int) int64 { return int64(nameIdx[i]) })
+		writeArr("d", func(p placed, _ int) int64 { return int64(p.depth) })
+		writeArr("x", func(p placed, _ int) int64 { return int64(p.x) })
+		writeArr("v", func(p placed, _ int) int64 { return int64(p.n.Value) })
+		writeArr("s", func(p placed, _ int) int64 { return int64(p.n.Self) })
+		writeArr("dl", func(p placed, _ int) int64 { return p.n.Delta })
+		bw.WriteByte('}')
+		return bw.Flush()
 	}
-	writeArr("n", func(_ placed, i int) int64 { return int64(nameIdx[i]) })
-	writeArr("d", func(p placed, _ int) int64 { return int64(p.depth) })
-	writeArr("x", func(p placed, _ int) int64 { return int64(p.x) })
-	writeArr("v", func(p placed, _ int) int64 { return int64(p.n.Value) })
-	writeArr("s", func(p placed, _ int) int64 { return int64(p.n.Self) })
-	writeArr("dl", func(p placed, _ int) int64 { return p.n.Delta })
-	bw.WriteString("}</script>\n<script>\n")
-	bw.WriteString(strings.ReplaceAll(htmlJS, "</script", "<\\/script"))
-	bw.WriteString("</script>\n</body></html>\n")
-	return bw.Flush()
+	// The document itself is report's one page shell (CSP, error trap).
+	return htmlpage.WritePage(w, htmlpage.Page{Title: opt.Title, CSS: css, Body: body, WriteData: data, DataID: "data", Script: htmlJS})
 }
 
 func htmlEscape(s string) string {

@@ -211,8 +211,11 @@ func TestHTMLDataMatchesTree(t *testing.T) {
 		}
 		stack = append(stack, i)
 	}
-	if strings.Count(buf.String(), "<script") != 2 || strings.Contains(buf.String(), "http://") || strings.Contains(buf.String(), "https://") {
-		t.Fatal("HTML must be self-contained: exactly the data and the inline script, no URLs")
+	if strings.Count(buf.String(), "<script") != 3 || strings.Contains(buf.String(), "http://") || strings.Contains(buf.String(), "https://") {
+		t.Fatal("HTML must be self-contained: exactly the shell's error trap, the data and the inline script, no URLs")
+	}
+	if !strings.Contains(buf.String(), `http-equiv="Content-Security-Policy"`) {
+		t.Fatal("the flame page must come from report's page shell, with its CSP")
 	}
 }
 

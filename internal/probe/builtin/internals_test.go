@@ -145,15 +145,6 @@ func FuzzParseAnonHugePages(f *testing.F) {
 	})
 }
 
-func TestBracketed(t *testing.T) {
-	if got := bracketed("always [madvise] never"); got != "madvise" {
-		t.Errorf("got %q", got)
-	}
-	if got := bracketed("always madvise never"); got != "" {
-		t.Errorf("got %q", got)
-	}
-}
-
 // When O_DIRECT is refused with EINVAL (tmpfs before Linux 6.6), direct=auto
 // falls back to buffered I/O with a note, and direct=true fails.
 func TestDiskODirectFallback(t *testing.T) {

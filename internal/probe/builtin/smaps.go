@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 )
 
 // parseAnonHugePages returns the AnonHugePages total (in bytes) of an
@@ -49,27 +50,17 @@ func anonHugeBytes() (int64, error) {
 	return parseAnonHugePages(data)
 }
 
-// thpMode returns the bracketed mode of
-// /sys/kernel/mm/transparent_hugepage/enabled ("always", "madvise",
-// "never"), or "" when the kernel has no THP.
+// thpMode returns the transparent huge page mode ("always", "madvise",
+// "never") as the knob catalogue reads it through hostfs, or "" when the
+// kernel has no THP.
 func thpMode() string {
 	fs, err := hostfs.New("/")
 	if err != nil {
 		return ""
 	}
-	s, err := fs.ReadString("/sys/kernel/mm/transparent_hugepage/enabled")
+	v, err := knob.MustLookup("memory.thp.enabled").Read(fs)
 	if err != nil {
 		return ""
 	}
-	return bracketed(s)
-}
-
-// bracketed returns the [selected] word of a sysfs choice list.
-func bracketed(s string) string {
-	for _, f := range strings.Fields(s) {
-		if len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']' {
-			return f[1 : len(f)-1]
-		}
-	}
-	return ""
+	return v
 }

@@ -1,21 +1,8 @@
 (function () {
   'use strict';
+  // Errors and blocked requests are recorded on <html data-errors> by the
+  // page shell's error trap (report.ErrorTrap), which runs first.
   var root = document.documentElement;
-  var errors = [];
-  function recordError(msg) {
-    errors.push(String(msg));
-    root.setAttribute('data-errors', errors.join(' | '));
-  }
-  root.setAttribute('data-errors', '');
-  window.addEventListener('error', function (e) { recordError(e.message || 'script error'); });
-  document.addEventListener('securitypolicyviolation', function (e) {
-    recordError('blocked by CSP: ' + e.violatedDirective + ' ' + e.blockedURI);
-  });
-  var consoleError = console.error;
-  console.error = function () {
-    recordError(Array.prototype.join.call(arguments, ' '));
-    consoleError.apply(console, arguments);
-  };
 
   var SVGNS = 'http://www.w3.org/2000/svg';
   var COLORS = ['#3465a4', '#e07b00', '#2e9e6b', '#9c3fb5', '#b8860b'];
@@ -327,6 +314,6 @@
     render(JSON.parse(document.getElementById('perflab-data').textContent));
     root.setAttribute('data-rendered', '1');
   } catch (e) {
-    recordError((e && e.stack) || e);
+    console.error((e && e.stack) || e);
   }
 })();

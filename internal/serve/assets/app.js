@@ -1,23 +1,8 @@
 (function () {
   'use strict';
-  // Errors and blocked requests are recorded on <html data-errors>, as in
-  // the report page, so a headless browser test can read them from the DOM.
+  // Errors and blocked requests are recorded on <html data-errors> by the
+  // page shell's error trap (report.ErrorTrap), which runs first.
   var root = document.documentElement;
-  var errors = [];
-  function recordError(msg) {
-    errors.push(String(msg));
-    root.setAttribute('data-errors', errors.join(' | '));
-  }
-  root.setAttribute('data-errors', '');
-  window.addEventListener('error', function (e) { recordError(e.message || 'script error'); });
-  document.addEventListener('securitypolicyviolation', function (e) {
-    recordError('blocked by CSP: ' + e.violatedDirective + ' ' + e.blockedURI);
-  });
-  var consoleError = console.error;
-  console.error = function () {
-    recordError(Array.prototype.join.call(arguments, ' '));
-    consoleError.apply(console, arguments);
-  };
 
   var SVGNS = 'http://www.w3.org/2000/svg';
   var COLORS = ['#3465a4', '#e07b00', '#2e9e6b', '#9c3fb5', '#b8860b', '#c0392b', '#16a085', '#7f8c8d'];
@@ -78,15 +63,17 @@
 
   var views = {
     hosts: function () {
-      app.appendChild(el('p', null, 'Failing findings are for workload ' + d.workload + '; drift is each probe’s newest run against the median of its runs on the host in the 30 days before (first metric of the probe).'));
+      app.appendChild(el('p', null, 'Failing findings are for workload ' + d.workload + '. Last run: each probe’s newest run against the run before it, decided as perflab compare decides (run level, calibrated by the host’s earlier runs; first metric of the probe); its history shows the change points.'));
       var rows = d.hosts.map(function (h) {
         var s = h.snapshot || {};
         var sev = h.failing_by_severity || {};
         var fail = ['critical', 'high', 'medium', 'low'].filter(function (k) { return sev[k]; })
           .map(function (k) { return el('span', { 'class': 'sev ' + k }, sev[k] + ' ' + k); });
         var drift = h.drift.map(function (x) {
-          return el('div', { 'class': 'drift ' + (Math.abs(x.delta_pct) < 2 ? 'flat' : x.worse ? 'worse' : 'better') },
-            x.probe + ' ' + pct(x.delta_pct) + ' vs its 30-day median (' + x.baseline_runs + ' runs)');
+          var ci = x.delta_lo_pct === null ? '' : ' [' + pct(x.delta_lo_pct) + ', ' + pct(x.delta_hi_pct) + ']';
+          return el('div', { 'class': 'drift ' + (x.verdict === 'worse' || x.verdict === 'better' ? x.verdict : 'flat'), title: x.reason || '' }, [
+            x.probe + ' ' + (x.delta_pct === null ? '' : pct(x.delta_pct) + ci + ' ') + x.verdict + ' ',
+            link('/history', { probe: x.probe, host: h.host, metric: x.metric }, 'change points')]);
         });
         return el('tr', { 'data-host': h.host }, [
           el('td', null, link('/history', { host: h.host }, h.host)),
@@ -248,7 +235,7 @@
     return svg;
   }
 
-  (views[doc.view] || function () { recordError('unknown view ' + doc.view); })();
+  (views[doc.view] || function () { console.error('unknown view ' + doc.view); })();
   root.setAttribute('data-charts', String(charts));
   root.setAttribute('data-rendered', '1');
 })();

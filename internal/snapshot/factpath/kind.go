@@ -88,6 +88,10 @@ var kinds = []struct {
 
 	{"cgroup", Setting},
 	{"cgroup.nr_periods", State}, {"cgroup.nr_throttled", State}, {"cgroup.throttled_us", State},
+	{"cgroup.memory_usage_bytes", State}, {"cgroup.memory_working_set_bytes", State},
+
+	{"container", Identity},                                   // runtime, id, name, pod: what the snapshot views
+	{"container.pid", State}, {"container.host_sysctl", Meta}, // the host's values: a copy of another snapshot's facts
 
 	{"services", Setting}, {"services.*.pids", State},
 	{"tools", Identity}, // installed software

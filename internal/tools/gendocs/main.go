@@ -1,7 +1,7 @@
 // Command gendocs writes the documentation that is generated from code, so
 // the docs can never drift from what perflab does: docs/rules.md from the
 // audit rule catalogue and the workload profiles, docs/snapshot.md from the
-// snapshot types and their comments.
+// snapshot types and their comments, docs/knobs.md from the knob catalogue.
 //
 //	go run ./internal/tools/gendocs          # rewrite the generated files
 //	go run ./internal/tools/gendocs -check   # exit 1 if any is stale (CI)
@@ -28,6 +28,7 @@ type doc struct {
 var docs = []doc{
 	{"docs/rules.md", renderRules},
 	{"docs/snapshot.md", renderSnapshot},
+	{"docs/knobs.md", renderKnobs},
 }
 
 func main() {

@@ -1,0 +1,93 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// RunLocal runs perflab args on this machine under the same watchdog agent
+// a remote host gets (a private directory for the command's store and
+// scratch files, the runs it stored sent back as an export, everything
+// removed when it ends), without SSH: for inventory hosts with
+// ansible_connection=local, which Ansible too runs on the controller.
+// Cancelling ctx closes the agent's stdin, which stops the command (it
+// stores partial work) and waits up to 20 s before killing it.
+func RunLocal(ctx context.Context, args []string, export bool, stdout, stderr io.Writer) (*Result, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, &Error{Kind: KindNoBinary, Target: "local", Msg: err.Error()}
+	}
+	cmdArgs := []string{AgentName}
+	if export {
+		cmdArgs = append(cmdArgs, "--export")
+	}
+	if len(args) > 0 {
+		cmdArgs = append(append(cmdArgs, "--"), args...)
+	}
+	c := exec.Command(self, cmdArgs...)
+	in, err := c.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outp, err := c.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var agentErr bytes.Buffer
+	c.Stderr = &limitedBuffer{b: &agentErr, n: 4096}
+	if err := c.Start(); err != nil {
+		return nil, &Error{Kind: KindFailed, Target: "local", Msg: "starting perflab: " + err.Error()}
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go heartbeat(ctx, in, done)
+	go func() {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			in.Close()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				c.Process.Kill() //nolint:errcheck
+			}
+		}
+	}()
+	res, got := &Result{}, false
+	dec := json.NewDecoder(bufio.NewReader(outp))
+	for {
+		var fr frame
+		if err := dec.Decode(&fr); err != nil {
+			break
+		}
+		switch fr.K {
+		case frameOut:
+			stdout.Write(fr.D) //nolint:errcheck
+		case frameErr:
+			stderr.Write(fr.D) //nolint:errcheck
+		case frameExport:
+			res.Export = fr.D
+		case frameExit:
+			res.Code, got = fr.Code, true
+		}
+	}
+	waitErr := c.Wait()
+	in.Close()
+	if got {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	msg := oneLine(agentErr.String())
+	if msg == "" && waitErr != nil {
+		msg = waitErr.Error()
+	}
+	return res, &Error{Kind: KindFailed, Target: "local", Msg: "local perflab failed: " + msg}
+}
