@@ -303,14 +303,6 @@ func (j *Journal) archive(h Host) error {
 	return d.Sync()
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
 
 // lock takes an exclusive lock so that two perflab processes never tune
 // the same host at once.
