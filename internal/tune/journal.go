@@ -303,7 +303,6 @@ func (j *Journal) archive(h Host) error {
 	return d.Sync()
 }
 
-
 // lock takes an exclusive lock so that two perflab processes never tune
 // the same host at once.
 func (h Host) lock() (func(), error) {
