@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -179,7 +180,7 @@ func runOn(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 	res, err := remote.Exec(cmd.Context(), target, remote.ExecOptions{
 		Conn:   remote.Options{AcceptNewHostKey: rf.acceptNew},
 		Binary: remote.BinaryOptions{Path: rf.binary},
-		Args:   remote.ForwardArgs(e.args, localOnlyValue, localOnlyBool),
+		Args:   remoteFormat(cmd, remote.ForwardArgs(e.args, localOnlyValue, localOnlyBool), out.output),
 		Export: export, Stdout: w, Stderr: e.stderr,
 	})
 	if res != nil && len(res.Export) > 0 {
@@ -197,6 +198,15 @@ func runOn(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 		return &clierr.Error{Code: res.Code} // the remote perflab printed why
 	}
 	return nil
+}
+
+// remoteFormat forwards the format -o implies: -o x.json without --format
+// writes JSON locally, so it must there too (the remote sees no -o).
+func remoteFormat(cmd *cobra.Command, args []string, output string) []string {
+	if f := cmd.Flags().Lookup("format"); f != nil && !f.Changed && strings.EqualFold(filepath.Ext(output), ".json") {
+		return append(args, "--format", "json")
+	}
+	return args
 }
 
 // storeRemoteRuns stores the runs a remote command brought back,

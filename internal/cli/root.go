@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/spf13/cobra"
 )
 
@@ -96,6 +97,9 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			code = clierr.Runtime
 		}
 	}()
+	// Every byte printed passes termfmt.Safe: strings from trees, stores
+	// and imports cannot drive the terminal.
+	stdout, stderr = termfmt.Safe(stdout), termfmt.Safe(stderr)
 	e := &env{stdout: stdout, stderr: stderr, stdin: stdin, args: args}
 	root := newRoot(e)
 	root.SetArgs(args)

@@ -268,8 +268,9 @@ func newRunsImportCmd(e *env, db *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Add runs from export files to the database",
-		Long: `import reads files written by 'perflab runs export'. Every file is checked
-before anything is written, so a corrupt or newer-format file imports
+		Long: `import reads files written by 'perflab runs export'. Every run of every
+file is checked before anything is written and all are stored in one
+transaction, so a corrupt or newer-format file, or one bad run, imports
 nothing. Runs already in the database are skipped.`,
 		Example: `  perflab runs import node7.json
   perflab runs import a.json b.json --db fleet.db`,
@@ -288,23 +289,17 @@ nothing. Runs already in the database are skipped.`,
 				return err
 			}
 			defer s.Close()
-			added, skipped := 0, 0
-			for _, ex := range exports {
-				for _, r := range ex.Runs {
-					err := s.SaveRun(cmd.Context(), r, ex.Snapshots[r.SnapshotID])
-					switch {
-					case errors.Is(err, store.ErrExists):
-						skipped++
-					case err != nil:
-						return clierr.Runtimef(fmt.Sprintf("%d run(s) were imported before it", added), "importing run %s: %v", r.ID, err)
-					default:
-						added++
-					}
-				}
+			res, err := s.Import(cmd.Context(), exports...)
+			var ie *store.ImportError
+			if errors.As(err, &ie) && ie.Unwrap() == nil {
+				return clierr.Usagef("fix or drop that run; nothing was imported", "%v", err)
 			}
-			fmt.Fprintf(e.stdout, "imported %d run(s) into %s", added, s.Path)
-			if skipped > 0 {
-				fmt.Fprintf(e.stdout, "; %d already stored, skipped", skipped)
+			if err != nil {
+				return clierr.Runtimef("nothing was imported", "import: %v (%v)", err, errors.Unwrap(err))
+			}
+			fmt.Fprintf(e.stdout, "imported %d run(s) into %s", res.Stored, s.Path)
+			if res.Skipped > 0 {
+				fmt.Fprintf(e.stdout, "; %d already stored, skipped", res.Skipped)
 			}
 			fmt.Fprintln(e.stdout)
 			return nil

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func TestServeCompareEqualsCompareJSON(t *testing.T) {
 			url += "&s=" + s
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", url, nil))
+		h.ServeHTTP(rec, localRequest("GET", url, nil))
 		got, _ := io.ReadAll(rec.Result().Body)
 		if rec.Code != 200 || string(got) != want {
 			t.Errorf("%v: console %d\n%.600s\ncompare --format json:\n%.600s", sel, rec.Code, got, want)
@@ -54,7 +55,7 @@ func TestServeCompareEqualsCompareJSON(t *testing.T) {
 		args[4] = "html"
 		_, wantHTML, _ := runCLI(t, args...)
 		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", url[:len("/compare?format=")]+"html"+url[len("/compare?format=json"):], nil))
+		h.ServeHTTP(rec, localRequest("GET", url[:len("/compare?format=")]+"html"+url[len("/compare?format=json"):], nil))
 		if gotHTML, _ := io.ReadAll(rec.Result().Body); string(gotHTML) != wantHTML {
 			t.Errorf("%v: the console's HTML export differs from compare --format html", sel)
 		}
@@ -73,4 +74,10 @@ func TestServeRefusesOpenListen(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
+}
+
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "127.0.0.1:8080"
+	return r
 }

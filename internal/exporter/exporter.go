@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"sync"
@@ -209,7 +210,8 @@ func (e *Exporter) Run(ctx context.Context, onErr func(error)) {
 	}
 }
 
-// Handler serves /metrics, /healthz and a landing page.
+// Handler serves /metrics, /healthz and a landing page, to GET and HEAD
+// only (405 for anything else: nothing here accepts input).
 func (e *Exporter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", e.serveMetrics)
@@ -230,10 +232,42 @@ func (e *Exporter) Handler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<html><head><title>perflab exporter</title></head><body><h1>perflab exporter</h1><p>Workload %s, refreshed every %s. <a href=\"/metrics\">Metrics</a></p></body></html>\n",
-			e.cfg.Workload.Name, e.cfg.Interval)
+			html.EscapeString(e.cfg.Workload.Name), e.cfg.Interval)
 	})
-	return mux
+	return getOnly(mux)
 }
+
+// getOnly answers 405 to every method but GET and HEAD.
+func getOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "405 method not allowed: the exporter only answers GET and HEAD", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Server is the http.Server the exporter serves with: header, read, write
+// and idle timeouts, so idle keep-alive connections (a scraper that never
+// closes, or many) are closed instead of held forever.
+func (e *Exporter) Server() *http.Server {
+	return &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
+
+// IdleTimeout is how long the exporter keeps an idle keep-alive
+// connection: longer than Prometheus's usual 15-60 s scrape interval would
+// hold one connection per scraper; this is enough to reuse it between
+// scrapes without keeping abandoned ones.
+var IdleTimeout = 90 * time.Second
 
 // Serve listens on addr and serves until ctx ends, then shuts down cleanly.
 // ready, if not nil, receives the bound address (useful with port 0).
@@ -242,7 +276,7 @@ func (e *Exporter) Serve(ctx context.Context, addr string, ready func(net.Addr))
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := e.Server()
 	if ready != nil {
 		ready(ln.Addr())
 	}

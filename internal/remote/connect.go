@@ -45,6 +45,13 @@ func (o *Options) defaults() error {
 		if err != nil {
 			return err
 		}
+		notes := o.Notes
+		if notes == nil {
+			notes = os.Stderr
+		}
+		for _, w := range c.Warnings {
+			fmt.Fprintln(notes, "perflab: warning: "+w)
+		}
 		o.Config = c
 	}
 	if o.KnownHosts == "" {
@@ -138,9 +145,12 @@ func dialHop(ctx context.Context, via *ssh.Client, t Target, input string, jump 
 	defer cancel()
 	var conn net.Conn
 	var err error
-	if via == nil {
+	switch {
+	case via == nil && t.ProxyCommand != "":
+		conn, err = proxyConn(t.ProxyCommand)
+	case via == nil:
 		conn, err = o.Dial(dctx, "tcp", t.Addr())
-	} else {
+	default:
 		conn, err = dialVia(dctx, via, t.Addr())
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ package remote
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/user"
@@ -35,6 +36,9 @@ type Target struct {
 	Port          int      // 22 unless given
 	IdentityFiles []string // from the config; default keys are tried too
 	ProxyJump     []string // jump hosts in order, each as written in the config
+	// ProxyCommand is the config's ProxyCommand with its tokens expanded
+	// (proxy.go); "" when there is none.
+	ProxyCommand string
 }
 
 // Addr is host:port.
@@ -73,7 +77,12 @@ func ParseTarget(s string) (user, host string, port int, err error) {
 }
 
 // SSHConfig is the parsed ~/.ssh/config (nil when there is none).
-type SSHConfig struct{ cfg *ssh_config.Config }
+type SSHConfig struct {
+	cfg *ssh_config.Config
+	// Warnings are the parts of the file perflab skipped (Match blocks it
+	// cannot evaluate), one line each with the file and line.
+	Warnings []string
+}
 
 // LoadSSHConfig reads path (default ~/.ssh/config); a missing file is an
 // empty configuration.
@@ -93,11 +102,50 @@ func LoadSSHConfig(path string) (*SSHConfig, error) {
 		return nil, err
 	}
 	defer f.Close()
-	cfg, err := ssh_config.Decode(f)
+	data, err := io.ReadAll(io.LimitReader(f, 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	data, warnings := skipMatch(path, data)
+	cfg, err := ssh_config.DecodeBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return &SSHConfig{cfg}, nil
+	return &SSHConfig{cfg: cfg, Warnings: warnings}, nil
+}
+
+// skipMatch blanks the Match blocks the parser cannot evaluate (exec, user,
+// localuser, canonical, final, several criteria …) so that one such block
+// does not make every target fail; "Match all" and "Match host PATTERNS"
+// stay. Each skipped block is one warning. Line numbers are kept.
+func skipMatch(path string, data []byte) ([]byte, []string) {
+	lines := strings.Split(string(data), "\n")
+	var warnings []string
+	skipping := false
+	for i, l := range lines {
+		f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+		if len(f) > 0 && (strings.EqualFold(f[0], "Host") || strings.EqualFold(f[0], "Match")) {
+			skipping = false
+			if strings.EqualFold(f[0], "Match") && !matchSupported(f[1:]) {
+				skipping = true
+				warnings = append(warnings, fmt.Sprintf("%s:%d: %q skipped: perflab evaluates only 'Match all' and 'Match host PATTERNS'; put what --on needs under a Host block", path, i+1, strings.TrimSpace(l)))
+			}
+		}
+		if skipping {
+			lines[i] = ""
+		}
+	}
+	return []byte(strings.Join(lines, "\n")), warnings
+}
+
+func matchSupported(crit []string) bool {
+	switch {
+	case len(crit) == 1 && strings.EqualFold(crit[0], "all"):
+		return true
+	case len(crit) == 2 && strings.EqualFold(crit[0], "host"):
+		return true
+	}
+	return false
 }
 
 func (c *SSHConfig) get(alias, key string) string {
@@ -150,6 +198,14 @@ func (c *SSHConfig) Resolve(s string) (Target, error) {
 	}
 	for _, f := range c.getAll(host, "IdentityFile") {
 		t.IdentityFiles = append(t.IdentityFiles, expandTokens(expandHome(f), t, host))
+	}
+	if pc := c.get(host, "ProxyCommand"); pc != "" && !strings.EqualFold(pc, "none") {
+		if pj := c.get(host, "ProxyJump"); pj != "" && !strings.EqualFold(pj, "none") {
+			return Target{}, fmt.Errorf("~/.ssh/config gives %s both ProxyCommand and ProxyJump; keep one", host)
+		}
+		if t.ProxyCommand, err = expandProxyCommand(pc, t, host); err != nil {
+			return Target{}, fmt.Errorf("~/.ssh/config for %s: %v", host, err)
+		}
 	}
 	if pj := c.get(host, "ProxyJump"); pj != "" && !strings.EqualFold(pj, "none") {
 		for _, j := range strings.Split(pj, ",") {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/snapshot"
 )
@@ -134,6 +135,13 @@ func ReadExport(r io.Reader) (*Export, error) {
 	return e, nil
 }
 
+// Length limits of a run's strings: a 100 MB label must not reach the
+// store, whose every page would then carry it.
+const (
+	MaxID   = 128
+	MaxName = 256
+)
+
 // Validate checks that a run holds together: an id and a probe, a schema
 // this perflab reads, unique metrics, samples only of declared metrics and
 // only finite values. The store and the export reader both call it, so a
@@ -149,8 +157,22 @@ func (r *Run) Validate() error {
 	case r.Schema < 0:
 		return fmt.Errorf("run has schema %d", r.Schema)
 	}
+	for _, f := range []struct {
+		name, v string
+		most    int
+	}{{"id", r.ID, MaxID}, {"probe", r.Probe, MaxName}, {"label", r.Label, MaxName}, {"host", r.Host, MaxName}, {"suite", r.Suite, MaxName}, {"snapshot_id", r.SnapshotID, MaxID}} {
+		if len(f.v) > f.most {
+			return fmt.Errorf("%s: %d bytes, at most %d", f.name, len(f.v), f.most)
+		}
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%s: not valid UTF-8", f.name)
+		}
+	}
 	metrics := make(map[string]bool, len(r.Metrics))
 	for _, m := range r.Metrics {
+		if len(m.Name) > MaxName || len(m.Unit) > MaxName {
+			return fmt.Errorf("metric %.40q: name or unit over %d bytes", m.Name, MaxName)
+		}
 		if m.Name == "" {
 			return errors.New("a metric has no name")
 		}
@@ -162,7 +184,16 @@ func (r *Run) Validate() error {
 		}
 		metrics[m.Name] = true
 	}
+	type key struct {
+		m string
+		i int
+	}
+	seen := make(map[key]bool, len(r.Samples))
 	for _, s := range r.Samples {
+		if seen[key{s.Metric, s.Iteration}] {
+			return fmt.Errorf("samples: metric %q iteration %d appears twice", s.Metric, s.Iteration)
+		}
+		seen[key{s.Metric, s.Iteration}] = true
 		if !metrics[s.Metric] {
 			return fmt.Errorf("sample of undeclared metric %q", s.Metric)
 		}

@@ -157,6 +157,9 @@ func (s *Server) runs(ctx context.Context, q url.Values) (*result, error) {
 	p := newParams(q, "host", "probe", "label", "page", "per")
 	d := runsDoc{Filter: store.Filter{Host: p.str("host"), Probe: p.probe("probe"), Label: p.str("label")},
 		Page: p.int("page", 0, 1<<20), Per: p.int("per", 50, maxPageRuns)}
+	if d.Per == 0 && q.Get("per") != "" {
+		p.fail(badf("per=0: want a page size from 1 to %d", maxPageRuns))
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -71,7 +71,7 @@ func measure(b *testing.B, h http.Handler, url string) {
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		start := time.Now()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", url, nil))
+		h.ServeHTTP(rec, localRequest("GET", url, nil))
 		ds = append(ds, time.Since(start))
 		if rec.Code != http.StatusOK {
 			b.Fatalf("%s: %d %s", url, rec.Code, rec.Body.String())

@@ -22,7 +22,7 @@ func FuzzHandlers(f *testing.F) {
 	st := openRO(f, smallStore(f))
 	h := New(st, Config{Listen: "127.0.0.1:0", FlameDir: flameDir(f)}).Handler()
 	f.Fuzz(func(t *testing.T, path uint8, query string) {
-		req := httptest.NewRequest("GET", "/", nil)
+		req := localRequest("GET", "/", nil)
 		req.URL.Path = fuzzPaths[int(path)%len(fuzzPaths)]
 		req.URL.RawQuery = query
 		rec := httptest.NewRecorder()

@@ -43,6 +43,9 @@ func (s *Server) history(ctx context.Context, q url.Values) (*result, error) {
 	p := newParams(q, "probe", "metric", "host*", "from", "to", "n")
 	d := historyDoc{Probe: p.probe("probe"), Metric: p.str("metric"), Hosts: p.strs("host", maxOverlay),
 		Limit: p.int("n", 100, maxSeriesRuns), Series: []seriesView{}, Metrics: []string{}}
+	if d.Hosts == nil {
+		d.Hosts = []string{} // the page reads a list, also without host=
+	}
 	from, to := p.time("from"), p.time("to")
 	if p.err != nil {
 		return nil, p.err

@@ -13,7 +13,8 @@ import (
 func htmlEsc(s string) string { return html.EscapeString(s) }
 
 // importRuns stores the runs of a 'perflab runs export' document posted as
-// the body (only with --allow-import, which requires --token). Runs
+// the body (only with --allow-import, which requires --token) through
+// store.Import, the same atomic import as 'perflab runs import'. Runs
 // already stored are skipped; the answer counts both.
 func (s *Server) importRuns(w http.ResponseWriter, r *http.Request) {
 	ex, err := run.ReadExport(r.Body)
@@ -26,19 +27,17 @@ func (s *Server) importRuns(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "400 not a perflab run export: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	stored, skipped := 0, 0
-	for _, rn := range ex.Runs {
-		err := s.st.SaveRun(r.Context(), rn, ex.Snapshots[rn.SnapshotID])
-		switch {
-		case errors.Is(err, store.ErrExists):
-			skipped++
-		case err != nil:
-			s.fail(w, r, badf("run %s: %v", rn.ID, err))
-			return
-		default:
-			stored++
-		}
+	res, err := s.st.Import(r.Context(), ex)
+	var ie *store.ImportError
+	switch {
+	case errors.As(err, &ie) && ie.Unwrap() == nil:
+		s.fail(w, r, badf("%v", ie))
+		return
+	case err != nil:
+		s.log.Printf("import: %v (%v)", err, errors.Unwrap(err))
+		http.Error(w, "500 the import failed and stored nothing (logged)", http.StatusInternalServerError)
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	writeJSON(w, map[string]int{"stored": stored, "already_stored": skipped})
+	writeJSON(w, res)
 }

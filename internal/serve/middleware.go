@@ -50,7 +50,7 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			q.Del("token")
 			u := *r.URL
 			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			http.Redirect(w, r, sameOriginPath(&u), http.StatusSeeOther)
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="perflab"`)

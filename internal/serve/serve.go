@@ -27,6 +27,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,14 @@ type Config struct {
 	Token       string // required on every request when set
 	AllowImport bool   // enables POST /import (token required)
 	FlameDir    string // a directory of .folded files the flame view reads; "" disables it
-	Log         io.Writer
+	// AllowHost names more Host headers to answer (with a token only):
+	// the names a reverse proxy or the users reach the console by.
+	AllowHost []string
+	// TLSCert and TLSKey serve HTTPS; a non-loopback address needs them
+	// unless AllowPlaintext (the user insists, e.g. behind a TLS proxy).
+	TLSCert, TLSKey string
+	AllowPlaintext  bool
+	Log             io.Writer
 }
 
 // ErrNeedToken is returned by CheckListen for a non-loopback address
@@ -75,13 +83,31 @@ func CheckListen(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: %v (use HOST:PORT, e.g. 127.0.0.1:8080)", cfg.Listen, err)
 	}
+	if cfg.Token != "" && strings.TrimSpace(cfg.Token) == "" {
+		return errors.New("the token is only white space: give a real secret (e.g. 'head -c 24 /dev/urandom | base64 > token' and --token-file token)")
+	}
+	if cfg.Token != strings.TrimSpace(cfg.Token) {
+		return errors.New("the token begins or ends with white space: remove it (a token file's trailing newline is removed for you)")
+	}
+	if len(cfg.AllowHost) > 0 && cfg.Token == "" {
+		return fmt.Errorf("--allow-host %w: a console answering other host names must require a token (--token-file)", ErrNeedToken)
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together: give both")
+	}
 	if cfg.AllowImport && cfg.Token == "" {
 		return fmt.Errorf("--allow-import %w: give --token T, so that only holders of the token can write runs", ErrNeedToken)
 	}
-	if cfg.Token != "" || isLoopback(host) {
+	if isLoopback(host) {
 		return nil
 	}
-	return fmt.Errorf("--listen %s is reachable from other hosts and %w: give --token T, or listen on 127.0.0.1 behind a reverse proxy that authenticates", cfg.Listen, ErrNeedToken)
+	if cfg.Token == "" {
+		return fmt.Errorf("--listen %s is reachable from other hosts and %w: give --token-file FILE, or listen on 127.0.0.1 behind a reverse proxy that authenticates", cfg.Listen, ErrNeedToken)
+	}
+	if cfg.TLSCert == "" && !cfg.AllowPlaintext {
+		return fmt.Errorf("--listen %s is reachable from other hosts and would send the token in clear: give --tls-cert and --tls-key, or --allow-plaintext behind a TLS proxy", cfg.Listen)
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {
@@ -121,7 +147,13 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 		ready(ln.Addr().String())
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if s.cfg.TLSCert != "" {
+			errc <- hs.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey)
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -146,5 +178,5 @@ func (s *Server) Handler() http.Handler {
 	if s.cfg.AllowImport {
 		mux.HandleFunc("POST /import", s.importRuns)
 	}
-	return s.logged(s.recovered(s.limited(s.authorized(mux))))
+	return s.logged(s.recovered(s.guarded(s.limited(s.authorized(s.sameOrigin(mux))))))
 }

@@ -17,7 +17,7 @@ import (
 
 func get(t *testing.T, h http.Handler, url string, hdr ...string) (int, string) {
 	t.Helper()
-	req := httptest.NewRequest("GET", url, nil)
+	req := localRequest("GET", url, nil)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -38,7 +38,13 @@ func TestCheckListen(t *testing.T) {
 		{Config{Listen: "0.0.0.0:8080"}, ErrNeedToken},
 		{Config{Listen: ":8080"}, ErrNeedToken},
 		{Config{Listen: "10.1.2.3:8080"}, ErrNeedToken},
-		{Config{Listen: "0.0.0.0:8080", Token: "t"}, nil},
+		{Config{Listen: "0.0.0.0:8080", Token: "t"}, errAny}, // the token in clear
+		{Config{Listen: "0.0.0.0:8080", Token: "t", AllowPlaintext: true}, nil},
+		{Config{Listen: "0.0.0.0:8080", Token: "t", TLSCert: "c.pem", TLSKey: "k.pem"}, nil},
+		{Config{Listen: "0.0.0.0:8080", Token: "t", TLSCert: "c.pem"}, errAny},
+		{Config{Listen: "127.0.0.1:8080", Token: "   "}, errAny},
+		{Config{Listen: "127.0.0.1:8080", Token: "t\n"}, errAny},
+		{Config{Listen: "127.0.0.1:8080", AllowHost: []string{"perflab.example"}}, ErrNeedToken},
 		{Config{Listen: "127.0.0.1:8080", AllowImport: true}, ErrNeedToken},
 		{Config{Listen: "127.0.0.1:8080", AllowImport: true, Token: "t"}, nil},
 		{Config{Listen: "nonsense"}, errAny},
@@ -76,7 +82,7 @@ func TestTokenRequired(t *testing.T) {
 		t.Errorf("cookie: %d", code)
 	}
 	// ?token= sets the cookie and redirects to the URL without it.
-	req := httptest.NewRequest("GET", "/runs?host=node01&token=s3cret", nil)
+	req := localRequest("GET", "/runs?host=node01&token=s3cret", nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/runs?host=node01" || !strings.Contains(rec.Header().Get("Set-Cookie"), "perflab_token=s3cret") {
@@ -87,7 +93,7 @@ func TestTokenRequired(t *testing.T) {
 func TestNoWriteEndpointsByDefault(t *testing.T) {
 	st := openRO(t, smallStore(t))
 	h := New(st, Config{Listen: "127.0.0.1:0"}).Handler()
-	req := httptest.NewRequest("POST", "/import", strings.NewReader("{}"))
+	req := localRequest("POST", "/import", strings.NewReader("{}"))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusMethodNotAllowed && rec.Code != http.StatusNotFound {
@@ -232,7 +238,7 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	post := func(auth string, b []byte) (int, string) {
-		req := httptest.NewRequest("POST", "/import", bytes.NewReader(b))
+		req := localRequest("POST", "/import", bytes.NewReader(b))
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}

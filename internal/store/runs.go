@@ -38,12 +38,39 @@ func (s *Store) SaveRun(ctx context.Context, r *run.Run, snap *snapshot.Snapshot
 }
 
 func (s *Store) saveRun(ctx context.Context, r *run.Run, snap *snapshot.Snapshot) error {
+	if err := checkRun(r, snap); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stored, err := s.saveRunTx(ctx, tx, r, snap)
+	if err != nil {
+		return err
+	}
+	if !stored {
+		return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+	}
+	return tx.Commit()
+}
+
+// checkRun is everything about a run and its snapshot the store checks
+// before writing: run.Validate and the snapshot it names.
+func checkRun(r *run.Run, snap *snapshot.Snapshot) error {
 	if err := r.Validate(); err != nil {
-		return fmt.Errorf("run %s: %w", r.ID, err)
+		return &ImportError{Run: r.ID, Problem: err.Error()}
 	}
 	if snap != nil && r.SnapshotID != "" && snap.ID != r.SnapshotID {
-		return fmt.Errorf("run %s refers to snapshot %s but snapshot %s was given", r.ID, r.SnapshotID, snap.ID)
+		return &ImportError{Run: r.ID, Problem: fmt.Sprintf("snapshot_id: refers to snapshot %s but snapshot %s was given", r.SnapshotID, snap.ID)}
 	}
+	return nil
+}
+
+// saveRunTx writes a checked run inside tx; stored is false when its id is
+// already in the store (nothing written for it).
+func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *snapshot.Snapshot) (stored bool, err error) {
 	if r.Schema == 0 {
 		r.Schema = run.Schema
 	}
@@ -51,35 +78,111 @@ func (s *Store) saveRun(ctx context.Context, r *run.Run, snap *snapshot.Snapshot
 	doc.Samples = nil // stored as rows
 	docJSON, err := json.Marshal(&doc)
 	if err != nil {
-		return fmt.Errorf("run %s: %w", r.ID, err)
+		return false, fmt.Errorf("run %s: %w", r.ID, err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	if snap != nil {
 		sj, err := json.Marshal(snap)
 		if err != nil {
-			return fmt.Errorf("snapshot %s: %w", snap.ID, err)
+			return false, fmt.Errorf("snapshot %s: %w", snap.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 			snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj)); err != nil {
-			return fmt.Errorf("saving snapshot %s: %w", snap.ID, err)
+			return false, fmt.Errorf("saving snapshot %s: %w", snap.ID, err)
 		}
 	}
 	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, label, suite, probe, host, snapshot_id, started, complete, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), string(docJSON))
 	if err != nil {
-		return fmt.Errorf("saving run %s: %w", r.ID, err)
+		return false, fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("run %s: %w", r.ID, ErrExists)
+		return false, nil
 	}
 	if err := s.insertSamples(ctx, tx, r); err != nil {
-		return err
+		return false, err
 	}
-	return tx.Commit()
+	return true, nil
+}
+
+// ImportError is a run an import refuses: which run, and the field and
+// problem in words (never the database's text).
+type ImportError struct {
+	Run     string
+	Problem string
+	cause   error // the database's error, for a log; never shown
+}
+
+// Unwrap returns the database error behind a failed write, if any.
+func (e *ImportError) Unwrap() error { return e.cause }
+
+func (e *ImportError) Error() string {
+	id := e.Run
+	if id == "" {
+		id = "(no id)"
+	}
+	return "run " + id + ": " + e.Problem
+}
+
+// ImportResult counts what Import did.
+type ImportResult struct {
+	Stored  int `json:"stored"`
+	Skipped int `json:"already_stored"` // ids already in the store
+}
+
+// errImportFailed stands for a database failure during an import, whose
+// text (SQL, constraint names) is not the user's business.
+var errImportFailed = errors.New("the database refused the write; nothing was imported")
+
+// Import stores the runs of exports atomically: every run is checked first
+// (run.Validate: ids, fields, duplicate samples, lengths), then all are
+// written in one transaction, so a bad run anywhere imports nothing. Runs
+// whose id is already stored are skipped and counted. It is the one import
+// of 'perflab runs import' and the console's POST /import.
+func (s *Store) Import(ctx context.Context, exports ...*run.Export) (ImportResult, error) {
+	var res ImportResult
+	if err := s.refuseWrite("importing runs"); err != nil {
+		return res, err
+	}
+	seen := map[string]bool{}
+	for _, ex := range exports {
+		for _, r := range ex.Runs {
+			if r == nil {
+				return res, &ImportError{Problem: "a run is null"}
+			}
+			if err := checkRun(r, ex.Snapshots[r.SnapshotID]); err != nil {
+				return res, err
+			}
+			if seen[r.ID] {
+				return res, &ImportError{Run: r.ID, Problem: "id: the run appears twice in the import"}
+			}
+			seen[r.ID] = true
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return res, s.writeErr(err)
+	}
+	defer tx.Rollback()
+	for _, ex := range exports {
+		for _, r := range ex.Runs {
+			stored, err := s.saveRunTx(ctx, tx, r, ex.Snapshots[r.SnapshotID])
+			if err != nil {
+				if ctx.Err() != nil {
+					return ImportResult{}, ctx.Err()
+				}
+				return ImportResult{}, &ImportError{Run: r.ID, Problem: errImportFailed.Error(), cause: err}
+			}
+			if stored {
+				res.Stored++
+			} else {
+				res.Skipped++
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return ImportResult{}, s.writeErr(err)
+	}
+	return res, nil
 }
 
 // sampleBatch is how many samples one INSERT carries: one round trip per

@@ -13,7 +13,7 @@ import (
 
 // IsTTY reports whether w is a terminal.
 func IsTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := isFile(w)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

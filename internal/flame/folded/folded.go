@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -60,11 +61,23 @@ type Skipped struct {
 	Text  string // the first one, cut to 80 bytes
 }
 
+// MaxCount is where counts and their sums saturate: two counts whose sum
+// passes int64 must not render as a negative frame.
+const MaxCount = math.MaxInt64
+
+// Add is a + b saturated at MaxCount.
+func Add(a, b uint64) uint64 {
+	if a > MaxCount-min(b, MaxCount) {
+		return MaxCount
+	}
+	return a + b
+}
+
 // TotalBefore is the sum of the before counts of a differential profile.
 func (p *Profile) TotalBefore() uint64 {
 	var t uint64
 	for _, s := range p.Stacks {
-		t += s.Before
+		t = Add(t, s.Before)
 	}
 	return t
 }
@@ -73,7 +86,7 @@ func (p *Profile) TotalBefore() uint64 {
 func (p *Profile) Total() uint64 {
 	var t uint64
 	for _, s := range p.Stacks {
-		t += s.Count
+		t = Add(t, s.Count)
 	}
 	return t
 }
@@ -84,8 +97,8 @@ func (p *Profile) Sort() {
 	out := p.Stacks[:0]
 	for _, s := range p.Stacks {
 		if n := len(out); n > 0 && out[n-1].Frames == s.Frames {
-			out[n-1].Count += s.Count
-			out[n-1].Before += s.Before
+			out[n-1].Count = Add(out[n-1].Count, s.Count)
+			out[n-1].Before = Add(out[n-1].Before, s.Before)
 			continue
 		}
 		out = append(out, s)
@@ -256,8 +269,8 @@ func Read(r io.Reader) (*Profile, error) {
 		}
 		if idx != nil {
 			if i, ok := idx[frames]; ok {
-				p.Stacks[i].Count += count
-				p.Stacks[i].Before += bc
+				p.Stacks[i].Count = Add(p.Stacks[i].Count, count)
+				p.Stacks[i].Before = Add(p.Stacks[i].Before, bc)
 				continue
 			}
 			idx[frames] = len(p.Stacks)

@@ -65,14 +65,14 @@ func Build(p *folded.Profile, reverse, negate bool) *Tree {
 	for _, s := range p.Stacks {
 		frames = splitFrames(frames[:0], s.Frames, reverse)
 		n := t.Root
-		n.Value += s.Count
+		n.Value = folded.Add(n.Value, s.Count)
 		for _, f := range frames {
 			n = n.child(f)
-			n.Value += s.Count
+			n.Value = folded.Add(n.Value, s.Count)
 		}
-		n.Self += s.Count
+		n.Self = folded.Add(n.Self, s.Count)
 		if p.Diff {
-			d := int64(s.Count) - int64(s.Before)
+			d := int64(min(s.Count, folded.MaxCount)) - int64(min(s.Before, folded.MaxCount))
 			if negate {
 				d = -d
 			}

@@ -1,0 +1,114 @@
+package termfmt
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Safe wraps w so that control characters in what is written are shown,
+// not interpreted: labels, host names and tree values come from stores,
+// imports and trees that others wrote, and an escape sequence in one must
+// not retitle, clear or rewrite the user's terminal. Kept: newline, tab,
+// carriage return (progress lines) and perflab's own styles (CSI SGR "m"
+// and erase-line "K" with numeric parameters). Everything else is written
+// visibly: ESC as ^[, other C0 controls as ^X, DEL as ^?, C1 controls as
+// \u0080…\u009f. JSON, Markdown, HTML and Prometheus output hold none of
+// these, so every output goes through it unchanged.
+func Safe(w io.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	if _, ok := w.(safeWriter); ok {
+		return w
+	}
+	return safeWriter{w}
+}
+
+type safeWriter struct{ w io.Writer }
+
+// Unwrap returns the writer underneath (IsTTY looks through it).
+func (s safeWriter) Unwrap() io.Writer { return s.w }
+
+func (s safeWriter) Write(p []byte) (int, error) {
+	if _, err := s.w.Write(Sanitize(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Sanitize returns p with control characters made visible (see Safe).
+func Sanitize(p []byte) []byte {
+	if clean(p) {
+		return p
+	}
+	var b bytes.Buffer
+	b.Grow(len(p) + 16)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\n' || c == '\t' || c == '\r':
+			b.WriteByte(c)
+		case c == 0x1b:
+			if n := styleLen(p[i:]); n > 0 {
+				b.Write(p[i : i+n])
+				i += n - 1
+			} else {
+				b.WriteString("^[")
+			}
+		case c < 0x20:
+			b.WriteByte('^')
+			b.WriteByte(c + 0x40)
+		case c == 0x7f:
+			b.WriteString("^?")
+		case c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f:
+			fmt.Fprintf(&b, "\\u%04x", p[i+1])
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.Bytes()
+}
+
+func clean(p []byte) bool {
+	for i, c := range p {
+		if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f || (c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f) {
+			return false
+		}
+	}
+	return true
+}
+
+// styleLen is the length of the CSI sequence at p if it is one perflab
+// writes itself (ESC [ digits/semicolons m or K), else 0.
+func styleLen(p []byte) int {
+	if len(p) < 3 || p[1] != '[' {
+		return 0
+	}
+	for j := 2; j < len(p) && j < 24; j++ {
+		switch c := p[j]; {
+		case c >= '0' && c <= '9' || c == ';':
+		case c == 'm' || c == 'K':
+			return j + 1
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// isFile unwraps Safe for the TTY checks.
+func isFile(w io.Writer) (*os.File, bool) {
+	for {
+		switch v := w.(type) {
+		case *os.File:
+			return v, true
+		case interface{ Unwrap() io.Writer }:
+			w = v.Unwrap()
+		default:
+			return nil, false
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package termfmt
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSafeShowsEscapes: an imported label that would retitle, clear or
+// rewrite the terminal is printed visibly; perflab's own styles pass.
+func TestSafeShowsEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"label\x1b]0;pwned\x07":         "label^[]0;pwned^G",
+		"\x1b[2J\x1b[Hclear":            "^[[2J^[[Hclear",
+		"a\x1bc":                        "a^[c",
+		"bell\x07 del\x7f":              "bell^G del^?",
+		"c1\u009b31m":                   "c1\\u009b31m",
+		"plain ünïcode\tand\nlines\r":   "plain ünïcode\tand\nlines\r",
+		"\x1b[31mred\x1b[0m \x1b[2K ok": "\x1b[31mred\x1b[0m \x1b[2K ok",
+		"\x1b[31;1":                     "^[[31;1",
+	} {
+		var b bytes.Buffer
+		n, err := Safe(&b).Write([]byte(in))
+		if err != nil || n != len(in) {
+			t.Errorf("Write(%q) = %d, %v", in, n, err)
+		}
+		if b.String() != want {
+			t.Errorf("Safe(%q) = %q, want %q", in, b.String(), want)
+		}
+	}
+}
+
+func FuzzSanitize(f *testing.F) {
+	for _, s := range []string{"\x1b]0;x\x07", "\x1b[31m", "\xc2\x9b", "ok"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		out := Sanitize(p)
+		for i := 0; i < len(out); i++ {
+			c := out[i]
+			if c == 0x1b {
+				if styleLen(out[i:]) == 0 {
+					t.Fatalf("Sanitize(%q) left a bare ESC: %q", p, out)
+				}
+				continue
+			}
+			if (c < 0x20 && !strings.ContainsRune("\n\t\r", rune(c))) || c == 0x7f {
+				t.Fatalf("Sanitize(%q) left control byte %#x: %q", p, c, out)
+			}
+		}
+	})
+}
