@@ -645,27 +645,8 @@ func (b *bisector) confirm(ctx context.Context, cands []Candidate, found [][]Can
 }
 
 // shares: per block ln(cause/bad)/ln(all/bad), mean and t interval.
-func shares(cause, all []float64) (float64, float64, float64) {
-	var xs []float64
-	for i := range min(len(cause), len(all)) {
-		if all[i] != 0 {
-			xs = append(xs, cause[i]/all[i])
-		}
-	}
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	m := stats.Mean(xs)
-	if len(xs) < 2 {
-		return m, math.NaN(), math.NaN()
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	se := math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-	q := stats.TQuantile((1+stats.DefaultConfidence)/2, float64(len(xs)-1))
-	return m, m - q*se, m + q*se
+func shares(part, whole []float64) (float64, float64, float64) {
+	return stats.RatioMeanCI(part, whole, stats.DefaultConfidence)
 }
 
 func valuesOf(m map[int]float64) []float64 {

@@ -1,10 +1,8 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -59,24 +57,7 @@ func RunLocal(ctx context.Context, args []string, export bool, stdout, stderr io
 			}
 		}
 	}()
-	res, got := &Result{}, false
-	dec := json.NewDecoder(bufio.NewReader(outp))
-	for {
-		var fr frame
-		if err := dec.Decode(&fr); err != nil {
-			break
-		}
-		switch fr.K {
-		case frameOut:
-			stdout.Write(fr.D) //nolint:errcheck
-		case frameErr:
-			stderr.Write(fr.D) //nolint:errcheck
-		case frameExport:
-			res.Export = fr.D
-		case frameExit:
-			res.Code, got = fr.Code, true
-		}
-	}
+	res, got := readFrames(outp, stdout, stderr)
 	waitErr := c.Wait()
 	in.Close()
 	if got {

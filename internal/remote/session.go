@@ -258,24 +258,7 @@ func (r *Runner) Run(ctx context.Context, args []string, export bool, stdout, st
 			}
 		}
 	}()
-	res, got := &Result{}, false
-	dec := json.NewDecoder(bufio.NewReader(outp))
-	for {
-		var fr frame
-		if err := dec.Decode(&fr); err != nil {
-			break
-		}
-		switch fr.K {
-		case frameOut:
-			stdout.Write(fr.D) //nolint:errcheck
-		case frameErr:
-			stderr.Write(fr.D) //nolint:errcheck
-		case frameExport:
-			res.Export = fr.D
-		case frameExit:
-			res.Code, got = fr.Code, true
-		}
-	}
+	res, got := readFrames(outp, stdout, stderr)
 	waitErr := s.Wait()
 	if got {
 		return res, nil
@@ -314,6 +297,30 @@ func heartbeat(ctx context.Context, w io.Writer, done <-chan struct{}) {
 			if _, err := w.Write([]byte{'\n'}); err != nil {
 				return
 			}
+		}
+	}
+}
+
+// readFrames copies the agent's framed stream to stdout and stderr until
+// it ends, and returns the export and exit code it carried (got: an exit
+// frame arrived, so the command finished).
+func readFrames(r io.Reader, stdout, stderr io.Writer) (*Result, bool) {
+	res, got := &Result{}, false
+	dec := json.NewDecoder(bufio.NewReader(r))
+	for {
+		var fr frame
+		if err := dec.Decode(&fr); err != nil {
+			return res, got
+		}
+		switch fr.K {
+		case frameOut:
+			stdout.Write(fr.D) //nolint:errcheck
+		case frameErr:
+			stderr.Write(fr.D) //nolint:errcheck
+		case frameExport:
+			res.Export = fr.D
+		case frameExit:
+			res.Code, got = fr.Code, true
 		}
 	}
 }

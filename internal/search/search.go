@@ -650,27 +650,8 @@ func (s *searcher) confirm(ctx context.Context, win Config) error {
 }
 
 // shares: per block ln(alone/base)/ln(winner/base), mean and t interval.
-func shares(alone, win []float64) (float64, float64, float64) {
-	var xs []float64
-	for i := range min(len(alone), len(win)) {
-		if win[i] != 0 {
-			xs = append(xs, alone[i]/win[i])
-		}
-	}
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	m := stats.Mean(xs)
-	if len(xs) < 2 {
-		return m, math.NaN(), math.NaN()
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	se := math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-	q := stats.TQuantile(0.975, float64(len(xs)-1))
-	return m, m - q*se, m + q*se
+func shares(part, whole []float64) (float64, float64, float64) {
+	return stats.RatioMeanCI(part, whole, stats.DefaultConfidence)
 }
 
 // rejected lists every screened knob that did not join the winner with

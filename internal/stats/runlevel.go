@@ -354,3 +354,26 @@ func sumSq(xs []float64, m float64) float64 {
 	}
 	return s
 }
+
+// RatioMeanCI is the mean of the per-block ratios num[i]/den[i] (blocks
+// where den is 0 are skipped) with its two-sided t interval at conf: the
+// share of a gap (bisect) or of a gain (tune search) one part of it
+// explains, block by block. With fewer than two ratios the interval is NaN.
+func RatioMeanCI(num, den []float64, conf float64) (m, lo, hi float64) {
+	var xs []float64
+	for i := range min(len(num), len(den)) {
+		if den[i] != 0 {
+			xs = append(xs, num[i]/den[i])
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	m = Mean(xs)
+	if len(xs) < 2 {
+		return m, math.NaN(), math.NaN()
+	}
+	se := math.Sqrt(sumSq(xs, m)/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
+	q := TQuantile((1+conf)/2, float64(len(xs)-1))
+	return m, m - q*se, m + q*se
+}
