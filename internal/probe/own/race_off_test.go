@@ -1,0 +1,5 @@
+//go:build !race
+
+package own
+
+const raceBuild = false
