@@ -81,16 +81,18 @@ func TestRetransLossyFlow(t *testing.T) {
 	if other > 5 {
 		t.Errorf("%d segments retransmitted on other flows, want a handful at most", other)
 	}
+	// The trace is host-wide: other work on the host (in CI, other test
+	// packages running beside this one) retransmits too, so what this test
+	// controls is that its own flows lead the report, not their share.
 	var share float64
 	for _, f := range rep.Flows {
 		if ports[int(f.Src.Port())] {
 			share += f.SharePct
 		}
 	}
-	if share < 90 && !testenv.InCI() {
-		t.Logf("the test's flows have %.1f%% of the host's retransmitted segments (other work on this host retransmits too)", share)
-	} else if share < 90 {
-		t.Errorf("the test's flows have %.1f%% of the host's retransmitted segments, want > 90%%: %+v", share, rep.Flows)
+	t.Logf("the test's flows have %.1f%% of the host's retransmitted segments", share)
+	if len(rep.Flows) == 0 || !ports[int(rep.Flows[0].Src.Port())] || rep.Flows[0].Dst.Port() != 15201 {
+		t.Errorf("the flow retransmitting most is not the lossy one: %+v", rep.Flows)
 	}
 }
 
