@@ -340,7 +340,7 @@ func (c *Catalog) suggest(name string) string {
 	}
 	var close []string
 	for _, k := range cands {
-		if strings.HasPrefix(k, name) || strings.HasPrefix(name, k) || editDistance(k, name) <= 2 {
+		if strings.HasPrefix(k, name) || strings.HasPrefix(name, k) || clierr.EditDistance(k, name) <= 2 {
 			close = append(close, k)
 		}
 	}
@@ -353,26 +353,6 @@ func (c *Catalog) suggest(name string) string {
 		close = close[:4]
 	}
 	return "; did you mean " + strings.Join(close, " or ") + "?"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // SetParam sets key to value on every planned item whose probe has that

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/probe"
 	"gopkg.in/yaml.v3"
 )
@@ -318,7 +319,7 @@ func contains(xs []string, s string) bool {
 func didYouMean(s string, opts []string) string {
 	best, bd := "", 3
 	for _, o := range opts {
-		if d := distance(s, o); d < bd {
+		if d := clierr.EditDistance(s, o); d < bd {
 			best, bd = o, d
 		}
 	}
@@ -326,24 +327,4 @@ func didYouMean(s string, opts []string) string {
 		return " (known: " + strings.Join(opts, ", ") + ")"
 	}
 	return " (did you mean " + best + "?)"
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
