@@ -3,6 +3,10 @@ package fold
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/perflab/perflab/internal/flame/folded"
 )
 
 // folder is the per-line state machine of the reference folder, on bytes.
@@ -26,16 +30,53 @@ type folder struct {
 	skip      bool // this sample is of another event type
 	period    uint64
 	hasPeriod bool
-	pname     []byte
-	frames    []byte // one segment per stack line: "f0;f1_[i]" for f0->f1
-	segEnds   []int  // end offset of each stack line's segment in frames
+	pname     []byte   // the root frame: comm, comm-PID or comm-PID/TID
+	pnameID   uint32   // pname interned in pnames
+	java      int      // 1 when pname starts with "java" (Java names are tidied)
+	ids       []uint32 // the sample's frames so far, leaf first, as segment ids
 
-	// the interned stacks
-	index  map[string]int
-	counts []uint64
+	// Frame lines repeat: a few tens of thousands of distinct lines make up
+	// millions. Each distinct line (after its address, which only --addrs
+	// shows) is cleaned once; the result is a segment, "f0" or
+	// "f0;f1_[i]" for f0->f1, kept in segText and named by its id; later
+	// copies of the line cost one map lookup. There is one cache per value
+	// of java, the only per-sample state a line's segment depends on.
+	//
+	// Consecutive lines repeat too (a function's caller is usually the same
+	// one), so each entry remembers the entry that followed it last time:
+	// a line equal to that prediction skips the hashing and the map.
+	lineCache [2]map[string]uint32 // line key → entry
+	entKey    []byte               // entry keys, concatenated
+	entEnds   []uint32             // entry e's key is entKey[entEnds[e]:entEnds[e+1]]
+	entSeg    []uint32             // entry e's segment id, or dropped
+	entNext   []uint32             // the entry that followed e last time, or noEntry
+	prev      uint32               // this sample's last entry, or noEntry
+
+	// Consecutive samples of a thread share their outer frames, which
+	// perf prints last: a sample's plain frame lines are held (as slices
+	// of the input) until it ends, and those at its end that are equal,
+	// byte for byte, to the previous sample's last lines take that
+	// sample's entries without a lookup. Lines are only compared while
+	// both are in the block being fed.
+	pending   []lineRef // this sample's plain frame lines not yet added
+	prevLines []lineRef // the previous flush's lines …
+	prevEnts  []uint32  // … and their entries
+	prevJava  int
+	curEnts   []uint32
+	segText   []byte
+	segEnds   []uint32 // segment i is segText[segEnds[i]:segEnds[i+1]]
+	segIDs    map[string]uint32
+
+	// Samples are interned by their root frame and segment ids: the key is
+	// 4 bytes per id, much shorter than the folded text it stands for,
+	// which is built once per unique stack, at the end.
+	pnames  map[string]uint32
+	pnameOf [][]byte
+	index   map[string]int
+	counts  []uint64
 
 	// scratch buffers, reused so that a line allocates nothing
-	key, lossy, rust []byte
+	seg, key, lossy, rust []byte
 
 	// clean is true when the last line fed was blank (state known reset).
 	clean bool
@@ -47,7 +88,18 @@ type folder struct {
 }
 
 func newFolder(opt Options) *folder {
-	f := &folder{opt: opt, index: make(map[string]int, 1024), clean: true}
+	f := &folder{
+		opt:     opt,
+		index:   make(map[string]int, 1024),
+		pnames:  map[string]uint32{},
+		segEnds: []uint32{0},
+		segIDs:  map[string]uint32{},
+		entEnds: []uint32{0},
+		prev:    noEntry,
+		clean:   true,
+	}
+	f.lineCache[0] = make(map[string]uint32, 1024)
+	f.lineCache[1] = map[string]uint32{}
 	if opt.EventFilter != "" {
 		f.filter, f.filterSet = []byte(opt.EventFilter), true
 	}
@@ -55,9 +107,9 @@ func newFolder(opt Options) *folder {
 }
 
 // fork returns a folder for a worker: same options and event filter,
-// fresh state and its own stack map.
+// fresh state and its own maps.
 func (f *folder) fork() *folder {
-	w := &folder{opt: f.opt, index: make(map[string]int, 1024), clean: true}
+	w := newFolder(f.opt)
 	w.filter, w.filterSet = f.filter, f.filterSet
 	return w
 }
@@ -69,16 +121,26 @@ func (f *folder) feed(data []byte) {
 		if i < 0 {
 			f.stats.Unterminated = true // perf script ends every line: cut short?
 			f.line(data)
-			return
+			break
 		}
 		f.line(data[:i])
 		data = data[i+1:]
 	}
+	// Held lines are slices of data, which the caller reuses.
+	f.flush()
+	f.prevLines = f.prevLines[:0]
 }
 
 // line folds one line (without its '\n').
 func (f *folder) line(raw []byte) {
 	f.stats.Lines++
+	if f.inEvent && !f.skip && len(raw) > 0 && (raw[0] == '\t' || raw[0] == ' ') {
+		if off, ok := f.lineKey(raw); ok {
+			f.clean = false
+			f.pending = append(f.pending, lineRef{raw, off})
+			return
+		}
+	}
 	if len(raw) > 0 && raw[0] == '#' {
 		return
 	}
@@ -98,14 +160,157 @@ func (f *folder) line(raw []byte) {
 		return
 	}
 	f.eventLine(l)
-	if len(f.segEnds) > 0 { // an event line that carried its only frame
+	if len(f.ids) > 0 { // an event line that carried its only frame
 		f.afterEvent()
 	}
 }
 
+// dropped is the cached outcome of a frame line that adds no frame.
+const dropped = ^uint32(0)
+
+// lineKey returns what a frame line's segment depends on: the line after
+// its leading blanks and address (with the address under --addrs). ok is
+// false for lines not of the plain form "<blanks><hex> …", which take the
+// uncached path.
+func (f *folder) lineKey(raw []byte) (off int, ok bool) {
+	i := 0
+	for i < len(raw) && (raw[i] == '\t' || raw[i] == ' ') {
+		i++
+	}
+	j := i
+	for j < len(raw) && isHex(raw[j]) {
+		j++
+	}
+	if j == i || j == len(raw) || raw[j] != ' ' {
+		return 0, false
+	}
+	if f.opt.Addrs {
+		return i, true
+	}
+	return j + 1, true
+}
+
+// lineRef is a plain frame line and the offset of its key.
+type lineRef struct {
+	raw []byte
+	off int
+}
+
+// flush adds the held frame lines, in order: the leading ones through the
+// cache, the trailing ones equal to the previous flush's from its entries.
+func (f *folder) flush() {
+	n, m := len(f.pending), len(f.prevLines)
+	if n == 0 {
+		return
+	}
+	k := 0
+	if f.java == f.prevJava {
+		for k < n && k < m && f.prevEnts[m-1-k] != noEntry &&
+			string(f.pending[n-1-k].raw) == string(f.prevLines[m-1-k].raw) {
+			k++
+		}
+	}
+	ents := f.curEnts[:0]
+	for _, l := range f.pending[:n-k] {
+		ents = append(ents, f.cachedLine(l.raw, l.raw[l.off:]))
+	}
+	if k > 0 {
+		shared := f.prevEnts[m-k:]
+		if f.prev != noEntry {
+			f.entNext[f.prev] = shared[0]
+		}
+		for _, e := range shared {
+			if s := f.entSeg[e]; s != dropped {
+				f.ids = append(f.ids, s)
+			}
+		}
+		ents = append(ents, shared...)
+		f.prev = shared[k-1]
+	}
+	f.prevLines, f.pending = f.pending, f.prevLines[:0]
+	f.prevEnts, f.curEnts = ents, f.prevEnts[:0]
+	f.prevJava = f.java
+}
+
+// cachedLine adds the frame of a plain frame line: the predicted entry if
+// its key is this line's, else the cached entry, else a new one.
+func (f *folder) cachedLine(raw, key []byte) uint32 {
+	e := noEntry
+	if f.prev != noEntry {
+		if n := f.entNext[f.prev]; n != noEntry && string(f.entKey[f.entEnds[n]:f.entEnds[n+1]]) == string(key) {
+			e = n
+		}
+	}
+	if e == noEntry {
+		var hit bool
+		if e, hit = f.lineCache[f.java][string(key)]; !hit {
+			if e = f.newEntry(raw, key); e == noEntry {
+				return noEntry // weird: not cached, counted each time
+			}
+		}
+		if f.prev != noEntry {
+			f.entNext[f.prev] = e
+		}
+	}
+	f.prev = e
+	if s := f.entSeg[e]; s != dropped {
+		f.ids = append(f.ids, s)
+	}
+	return e
+}
+
+// noEntry marks the absence of a cache entry.
+const noEntry = ^uint32(0)
+
+// newEntry cleans a frame line not seen before and caches the outcome
+// under key. The outcome depends only on key (the blanks and the ASCII
+// address before it are trimmed away by any path), f.java and the
+// options. A weird line is counted and not cached (noEntry).
+func (f *folder) newEntry(raw, key []byte) uint32 {
+	l := raw
+	if !isASCII(raw) {
+		l = validUTF8(raw, &f.lossy)
+	}
+	seg, drop, ok := f.segment(trimRight(l))
+	if !ok {
+		f.weird(&f.stats.WeirdStacks, trimRight(l))
+		return noEntry
+	}
+	id := dropped
+	if !drop {
+		id = f.intern(seg)
+	}
+	e := uint32(len(f.entSeg))
+	f.entKey = append(f.entKey, key...)
+	f.entEnds = append(f.entEnds, uint32(len(f.entKey)))
+	f.entSeg = append(f.entSeg, id)
+	f.entNext = append(f.entNext, noEntry)
+	f.lineCache[f.java][string(key)] = e
+	return e
+}
+
+// intern returns the id of a segment, storing it if it is new. Equal
+// segments share an id, so lines that differ only in what cleaning
+// removes (offsets, addresses) make the same stack key.
+func (f *folder) intern(seg []byte) uint32 {
+	if id, ok := f.segIDs[string(seg)]; ok {
+		return id
+	}
+	f.segText = append(f.segText, seg...)
+	f.segEnds = append(f.segEnds, uint32(len(f.segText)))
+	id := uint32(len(f.segEnds) - 2)
+	f.segIDs[string(seg)] = id
+	return id
+}
+
+func (f *folder) segmentText(id uint32) []byte {
+	return f.segText[f.segEnds[id]:f.segEnds[id+1]]
+}
+
 // finish counts a last sample that was not followed by a blank line.
 func (f *folder) finish() {
-	if len(f.segEnds) > 0 {
+	f.flush()
+	if len(f.ids) > 0 {
 		f.afterEvent()
 	}
 }
@@ -113,48 +318,64 @@ func (f *folder) finish() {
 // reset forgets the per-sample state (not the stacks), for a new chunk.
 func (f *folder) reset() {
 	f.inEvent, f.skip, f.hasPeriod, f.clean = false, false, false, true
-	f.frames, f.segEnds = f.frames[:0], f.segEnds[:0]
+	f.ids, f.prev = f.ids[:0], noEntry
+	f.pending, f.prevLines = f.pending[:0], f.prevLines[:0]
 }
 
 func (f *folder) afterEvent() {
-	if len(f.segEnds) > 0 {
-		k := append(f.key[:0], f.pname...)
-		for i := len(f.segEnds) - 1; i >= 0; i-- {
-			start := 0
-			if i > 0 {
-				start = f.segEnds[i-1]
-			}
-			k = append(k, ';')
-			k = append(k, f.frames[start:f.segEnds[i]]...)
+	f.flush()
+	if len(f.ids) > 0 {
+		k := binary.LittleEndian.AppendUint32(f.key[:0], f.pnameID)
+		for _, id := range f.ids {
+			k = binary.LittleEndian.AppendUint32(k, id)
 		}
 		f.key = k
 		n := uint64(1)
 		if f.hasPeriod {
 			n = f.period
 		}
-		f.add(k, n)
+		if i, ok := f.index[string(k)]; ok {
+			f.counts[i] += n
+		} else {
+			f.index[string(k)] = len(f.counts)
+			f.counts = append(f.counts, n)
+		}
 		f.stats.Samples++
 	}
 	f.inEvent, f.skip, f.hasPeriod = false, false, false
-	f.frames, f.segEnds = f.frames[:0], f.segEnds[:0]
+	f.ids, f.prev = f.ids[:0], noEntry
 }
 
-func (f *folder) add(key []byte, n uint64) {
-	if i, ok := f.index[string(key)]; ok {
-		f.counts[i] += n
-		return
+// stacks returns the folded text and count of every unique stack this
+// folder interned, sorted, with stacks whose text is equal (lines that
+// differ only in what cleaning removes, such as offsets) summed.
+func (f *folder) stacks() []folded.Stack {
+	out := make([]folded.Stack, 0, len(f.index))
+	var b []byte
+	for k, i := range f.index {
+		b = append(b[:0], f.pnameOf[binary.LittleEndian.Uint32([]byte(k))]...)
+		for j := len(k) - 4; j >= 4; j -= 4 {
+			b = append(b, ';')
+			b = append(b, f.segmentText(binary.LittleEndian.Uint32([]byte(k[j:])))...)
+		}
+		out = append(out, folded.Stack{Frames: string(b), Count: f.counts[i]})
 	}
-	f.index[string(key)] = len(f.counts)
-	f.counts = append(f.counts, n)
+	return sortSum(out)
 }
 
-func (f *folder) addString(key string, n uint64) {
-	if i, ok := f.index[key]; ok {
-		f.counts[i] += n
-		return
+// sortSum sorts stacks by their text and sums the counts of equal ones.
+func sortSum(s []folded.Stack) []folded.Stack {
+	slices.SortFunc(s, func(a, b folded.Stack) int { return strings.Compare(a.Frames, b.Frames) })
+	n := 0
+	for i := range s {
+		if n > 0 && s[n-1].Frames == s[i].Frames {
+			s[n-1].Count += s[i].Count
+			continue
+		}
+		s[n] = s[i]
+		n++
 	}
-	f.index[key] = len(f.counts)
-	f.counts = append(f.counts, n)
+	return s[:n]
 }
 
 // eventLine handles a sample header such as
@@ -163,7 +384,7 @@ func (f *folder) addString(key string, n uint64) {
 //	V8 WorkerThread 25607 4794564.109216: cycles:
 //	false 64414 20110.539270: 34467 cycles:u:  ffffffff9aa3c8de [unknown] ([unknown])
 func (f *folder) eventLine(line []byte) {
-	f.inEvent = true
+	f.inEvent, f.prev = true, noEntry
 	comm, pid, tid, end, ok := eventLineParts(line)
 	if !ok {
 		f.weird(&f.stats.WeirdEvents, line)
@@ -221,6 +442,16 @@ func (f *folder) eventLine(line []byte) {
 		p = append(p, pid...)
 	}
 	f.pname = p
+	id, ok := f.pnames[string(p)]
+	if !ok {
+		id = uint32(len(f.pnameOf))
+		f.pnames[string(p)] = id
+		f.pnameOf = append(f.pnameOf, append([]byte(nil), p...))
+	}
+	f.pnameID, f.java = id, 0
+	if hasPrefix(p, "java") {
+		f.java = 1
+	}
 
 	if len(single) > 0 {
 		f.stackLine(single)
@@ -271,10 +502,24 @@ func (f *folder) stackLine(line []byte) {
 	if f.skip {
 		return
 	}
-	pc, raw, module, ok := stackLineParts(line)
+	f.flush()
+	seg, drop, ok := f.segment(line)
 	if !ok {
 		f.weird(&f.stats.WeirdStacks, line)
 		return
+	}
+	if !drop {
+		f.ids = append(f.ids, f.intern(seg))
+	}
+}
+
+// segment cleans one frame line (trimmed, valid UTF-8) into f.seg: ok is
+// false when the line is not "ip symbol (module)", drop true when the
+// symbol is a process name rather than a frame.
+func (f *folder) segment(line []byte) (seg []byte, drop, ok bool) {
+	pc, raw, module, ok := stackLineParts(line)
+	if !ok {
+		return nil, false, false
 	}
 	// Strip a symbol offset: "+0x" followed only by hex digits (or nothing).
 	j := len(raw)
@@ -285,12 +530,13 @@ func (f *folder) stackLine(line []byte) {
 		raw = raw[:j-3]
 	}
 	if len(raw) > 0 && raw[0] == '(' {
-		return // a process name, not a frame
+		return nil, true, true // a process name, not a frame
 	}
 	raw = fixRust(raw, &f.rust)
 
-	java := hasPrefix(f.pname, "java")
+	java := f.java == 1
 	first := true
+	out := f.seg[:0]
 	for {
 		// Inlined frames arrive as "outer->inner->…" in one line; the
 		// first is the real frame, the rest are marked _[i].
@@ -300,26 +546,27 @@ func (f *folder) stackLine(line []byte) {
 			part, raw = raw[:next], raw[next+2:]
 		}
 		if !first {
-			f.frames = append(f.frames, ';')
+			out = append(out, ';')
 		}
-		s := len(f.frames)
-		f.frames = appendFrame(f.frames, part, module, pc, f.opt.Addrs, java)
+		s := len(out)
+		out = appendFrame(out, part, module, pc, f.opt.Addrs, java)
 		switch {
 		case !first:
-			if !bytes.Contains(f.frames[s:], suffixInline) {
-				f.frames = append(f.frames, suffixInline...)
+			if !bytes.Contains(out[s:], suffixInline) {
+				out = append(out, suffixInline...)
 			}
 		case f.opt.Kernel && isKernel(module):
-			f.frames = append(f.frames, "_[k]"...)
-		case f.opt.JIT && isJIT(module) && !bytes.Contains(f.frames[s:], suffixJIT):
-			f.frames = append(f.frames, suffixJIT...)
+			out = append(out, "_[k]"...)
+		case f.opt.JIT && isJIT(module) && !bytes.Contains(out[s:], suffixJIT):
+			out = append(out, suffixJIT...)
 		}
 		first = false
 		if next < 0 {
 			break
 		}
 	}
-	f.segEnds = append(f.segEnds, len(f.frames))
+	f.seg = out
+	return out, false, true
 }
 
 var (

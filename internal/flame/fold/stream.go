@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 
@@ -48,23 +47,57 @@ func fold(r io.Reader, opt Options, block int) (*Result, error) {
 		opt.PID = true
 	}
 	main := newFolder(opt)
-	var workers []*folder
+	var lists [][]folded.Stack
 	var err error
 	if opt.Threads <= 1 {
 		err = streamSerial(r, main)
 	} else {
-		workers, err = streamParallel(r, main, opt.Threads, block)
+		var workers []*folder
+		workers, lists, err = streamParallel(r, main, opt.Threads, block)
+		for _, w := range workers {
+			main.mergeStats(w)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range workers {
-		for k, i := range w.index {
-			main.addString(k, w.counts[i])
+	lists = append(lists, main.stacks())
+	return main.result(mergeSorted(lists)), nil
+}
+
+// mergeSorted merges sorted lists of stacks into one, summing the counts
+// of stacks present in several.
+func mergeSorted(lists [][]folded.Stack) []folded.Stack {
+	var out []folded.Stack
+	for _, l := range lists {
+		if len(l) == 0 {
+			continue
 		}
-		main.mergeStats(w)
+		if out == nil {
+			out = l
+			continue
+		}
+		m := make([]folded.Stack, 0, len(out)+len(l))
+		i, j := 0, 0
+		for i < len(out) && j < len(l) {
+			switch c := strings.Compare(out[i].Frames, l[j].Frames); {
+			case c < 0:
+				m = append(m, out[i])
+				i++
+			case c > 0:
+				m = append(m, l[j])
+				j++
+			default:
+				s := out[i]
+				s.Count += l[j].Count
+				m = append(m, s)
+				i, j = i+1, j+1
+			}
+		}
+		m = append(m, out[i:]...)
+		out = append(m, l[j:]...)
 	}
-	return main.result(), nil
+	return out
 }
 
 func (f *folder) mergeStats(w *folder) {
@@ -88,12 +121,11 @@ func (f *folder) mergeStats(w *folder) {
 	}
 }
 
-func (f *folder) result() *Result {
-	p := &folded.Profile{Stacks: make([]folded.Stack, 0, len(f.index))}
-	for k, i := range f.index {
-		p.Stacks = append(p.Stacks, folded.Stack{Frames: k, Count: f.counts[i]})
+func (f *folder) result(stacks []folded.Stack) *Result {
+	if stacks == nil {
+		stacks = []folded.Stack{}
 	}
-	slices.SortFunc(p.Stacks, func(a, b folded.Stack) int { return strings.Compare(a.Frames, b.Frames) })
+	p := &folded.Profile{Stacks: stacks}
 	st := f.stats
 	st.Event = string(f.filter)
 	if len(f.skipCount) > 0 {
@@ -137,17 +169,17 @@ func streamSerial(r io.Reader, f *folder) error {
 // worker goroutines, each reading its own next block under a lock, so
 // there is no reader goroutine to hand blocks over. The start of the
 // input, until the event type to fold is known, is folded serially.
-func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, error) {
+func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [][]folded.Stack, error) {
 	src := &source{r: r, block: block}
 	buf := make([]byte, block)
 	for !main.filterSet {
 		data, err := src.fill(&buf)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(data) == 0 {
 			main.finish()
-			return nil, nil
+			return nil, nil, nil
 		}
 		i := bytes.Index(data, blankLine)
 		if i < 0 || src.eof {
@@ -169,10 +201,11 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, e
 	if !main.clean {
 		// finish the current sample serially before cutting blocks
 		if err := src.serialUntilBlank(main, &buf); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	workers := make([]*folder, threads)
+	lists := make([][]folded.Stack, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -197,13 +230,14 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, e
 					w.finish()
 				}
 				if !more {
+					lists[i] = w.stacks() // each worker renders and sorts its own
 					return
 				}
 			}
 		}(i)
 	}
 	wg.Wait()
-	return workers, errors.Join(errs...)
+	return workers, lists, errors.Join(errs...)
 }
 
 var blankLine = []byte("\n\n")
