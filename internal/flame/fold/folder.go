@@ -55,17 +55,15 @@ type folder struct {
 	// Consecutive samples of a thread share their outer frames, which
 	// perf prints last: a sample's plain frame lines are held (as slices
 	// of the input) until it ends, and those at its end that are equal,
-	// byte for byte, to the previous sample's last lines take that
-	// sample's entries without a lookup. Lines are only compared while
-	// both are in the block being fed.
-	pending   []lineRef // this sample's plain frame lines not yet added
-	prevLines []lineRef // the previous flush's lines …
-	prevEnts  []uint32  // … and their entries
-	prevJava  int
-	curEnts   []uint32
-	segText   []byte
-	segEnds   []uint32 // segment i is segText[segEnds[i]:segEnds[i+1]]
-	segIDs    map[string]uint32
+	// byte for byte, to the last lines of the previous sample with the
+	// same root frame take that sample's entries without a lookup. Lines
+	// are only compared while both are in the block being fed.
+	pending []lineRef // this sample's plain frame lines not yet added
+	last    []lastFlush
+	curEnts []uint32
+	segText []byte
+	segEnds []uint32 // segment i is segText[segEnds[i]:segEnds[i+1]]
+	segIDs  map[string]uint32
 
 	// Samples are interned by their root frame and segment ids: the key is
 	// 4 bytes per id, much shorter than the folded text it stands for,
@@ -90,7 +88,7 @@ type folder struct {
 func newFolder(opt Options) *folder {
 	f := &folder{
 		opt:     opt,
-		index:   make(map[string]int, 1024),
+		index:   make(map[string]int, 1<<13),
 		pnames:  map[string]uint32{},
 		segEnds: []uint32{0},
 		segIDs:  map[string]uint32{},
@@ -98,7 +96,7 @@ func newFolder(opt Options) *folder {
 		prev:    noEntry,
 		clean:   true,
 	}
-	f.lineCache[0] = make(map[string]uint32, 1024)
+	f.lineCache[0] = make(map[string]uint32, 1<<14)
 	f.lineCache[1] = map[string]uint32{}
 	if opt.EventFilter != "" {
 		f.filter, f.filterSet = []byte(opt.EventFilter), true
@@ -128,7 +126,7 @@ func (f *folder) feed(data []byte) {
 	}
 	// Held lines are slices of data, which the caller reuses.
 	f.flush()
-	f.prevLines = f.prevLines[:0]
+	f.forget()
 }
 
 // line folds one line (without its '\n').
@@ -196,26 +194,35 @@ type lineRef struct {
 	off int
 }
 
+// lastFlush is the previous flush of a root frame: its lines and entries.
+type lastFlush struct {
+	lines []lineRef
+	ents  []uint32
+}
+
 // flush adds the held frame lines, in order: the leading ones through the
 // cache, the trailing ones equal to the previous flush's from its entries.
 func (f *folder) flush() {
-	n, m := len(f.pending), len(f.prevLines)
+	n := len(f.pending)
 	if n == 0 {
 		return
 	}
+	for int(f.pnameID) >= len(f.last) {
+		f.last = append(f.last, lastFlush{})
+	}
+	p := &f.last[f.pnameID]
+	m := len(p.lines)
 	k := 0
-	if f.java == f.prevJava {
-		for k < n && k < m && f.prevEnts[m-1-k] != noEntry &&
-			string(f.pending[n-1-k].raw) == string(f.prevLines[m-1-k].raw) {
-			k++
-		}
+	for k < n && k < m && p.ents[m-1-k] != noEntry &&
+		string(f.pending[n-1-k].raw) == string(p.lines[m-1-k].raw) {
+		k++
 	}
 	ents := f.curEnts[:0]
 	for _, l := range f.pending[:n-k] {
 		ents = append(ents, f.cachedLine(l.raw, l.raw[l.off:]))
 	}
 	if k > 0 {
-		shared := f.prevEnts[m-k:]
+		shared := p.ents[m-k:]
 		if f.prev != noEntry {
 			f.entNext[f.prev] = shared[0]
 		}
@@ -227,9 +234,16 @@ func (f *folder) flush() {
 		ents = append(ents, shared...)
 		f.prev = shared[k-1]
 	}
-	f.prevLines, f.pending = f.pending, f.prevLines[:0]
-	f.prevEnts, f.curEnts = ents, f.prevEnts[:0]
-	f.prevJava = f.java
+	p.lines, f.pending = f.pending, p.lines[:0]
+	p.ents, f.curEnts = ents, p.ents[:0]
+}
+
+// forget drops the held lines of previous samples: the block they are
+// slices of is about to be reused.
+func (f *folder) forget() {
+	for i := range f.last {
+		f.last[i].lines = f.last[i].lines[:0]
+	}
 }
 
 // cachedLine adds the frame of a plain frame line: the predicted entry if
@@ -319,7 +333,8 @@ func (f *folder) finish() {
 func (f *folder) reset() {
 	f.inEvent, f.skip, f.hasPeriod, f.clean = false, false, false, true
 	f.ids, f.prev = f.ids[:0], noEntry
-	f.pending, f.prevLines = f.pending[:0], f.prevLines[:0]
+	f.pending = f.pending[:0]
+	f.forget()
 }
 
 func (f *folder) afterEvent() {

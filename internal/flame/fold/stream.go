@@ -46,6 +46,7 @@ func fold(r io.Reader, opt Options, block int) (*Result, error) {
 	if opt.TID {
 		opt.PID = true
 	}
+	defer holdGC()()
 	main := newFolder(opt)
 	var lists [][]folded.Stack
 	var err error
