@@ -7,7 +7,9 @@
 #   FLAME_BENCH_INPUT=big.txt bash bench/flame.sh   # or bring your own perf script text
 #
 # Results (hyperfine markdown and a summary) go to $FLAME_BENCH_DIR
-# (default /tmp/perflab-flame-bench); docs/flame.md records a run.
+# (default /tmp/perflab-flame-bench); docs/flame.md and docs/performance.md
+# ("## Flame fold") record a run. Runs are FLAME_BENCH_RUNS (default 7)
+# alternating pairs; the capture is reused across runs (delete it to redo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -53,27 +55,55 @@ echo "== input: $input, $mb MB, $(grep -c '^$' "$input") samples; $(nproc) CPUs;
 "$P" flame fold -j 1 "$input" > "$out/perflab.folded"
 inferno-collapse-perf -q -n 1 "$input" > "$out/inferno.folded"
 cmp "$out/perflab.folded" "$out/inferno.folded"
+"$P" flame fold -j 2 "$input" 2>/dev/null | cmp - "$out/inferno.folded"
+inferno-collapse-perf -q -n 2 "$input" | cmp - "$out/inferno.folded"
 echo "   perflab and inferno folded outputs are identical ($(wc -l < "$out/perflab.folded") unique stacks)"
 
-pl=()
-if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -x "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
-  pl=(-n "stackcollapse-perf.pl" "$FLAMEGRAPH_DIR/stackcollapse-perf.pl $input > /dev/null")
-fi
-hyperfine --warmup 1 --runs "$runs" --export-json "$out/fold.json" --export-markdown "$out/fold.md" \
-  -n "perflab fold -j1" "$P flame fold -j 1 $input > /dev/null" \
-  -n "perflab fold -j2" "$P flame fold -j 2 $input > /dev/null" \
-  -n "inferno-collapse-perf -n1" "inferno-collapse-perf -q -n 1 $input > /dev/null" \
-  -n "inferno-collapse-perf -n2" "inferno-collapse-perf -q -n 2 $input > /dev/null" \
-  "${pl[@]}" >/dev/null
-python3 - "$out/fold.json" "$bytes" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1])); b = int(sys.argv[2])
-print("== fold throughput: wall (mean ± sd) and CPU time (user+sys; robust when other jobs share the CPUs)")
-for r in d["results"]:
-    m, s = r["mean"], r["stddev"] or 0
-    cpu = r["user"] + r["system"]
-    print(f"   {r['command']:28s} {m*1000:7.1f} ± {s*1000:5.1f} ms {b/m/1e6:7.1f} MB/s wall   cpu {cpu*1000:7.1f} ms {b/cpu/1e6:7.1f} MB/cpu-s")
-EOF
+# The ratio to inferno: both folders run alternately (perflab, inferno,
+# perflab, …), so whatever else the machine does falls on both alike;
+# each pair gives a ratio and the median pair ratio is reported, with the
+# medians of wall and CPU time (user+sys) and the load average around it.
+# inferno-collapse-perf's default --nthreads is the number of CPUs; -n 2
+# and -j 2 compare like with like (2 parser threads each).
+export FOLD_IN="$input" FOLD_BYTES="$bytes" FOLD_RUNS="$runs" FOLD_P="$P" FLAMEGRAPH_DIR="${FLAMEGRAPH_DIR:-}"
+python3 - <<'PYEOF' | tee "$out/fold.txt"
+import os, resource, statistics, subprocess, time
+inp, b, runs, p = os.environ["FOLD_IN"], int(os.environ["FOLD_BYTES"]), int(os.environ["FOLD_RUNS"]), os.environ["FOLD_P"]
+pairs = [("perflab flame fold -j 2", f"{p} flame fold -j 2 {inp}", "inferno-collapse-perf -n 2", f"inferno-collapse-perf -q -n 2 {inp}"),
+         ("perflab flame fold -j 1", f"{p} flame fold -j 1 {inp}", "inferno-collapse-perf -n 1", f"inferno-collapse-perf -q -n 1 {inp}")]
+def run(cmd):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = time.perf_counter()
+    subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    t1 = time.perf_counter(); r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t1 - t0, r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+load = lambda: " ".join(open("/proc/loadavg").read().split()[:3])
+print(f"== fold, alternating runs ({runs} pairs each, after one warm-up pair); load before: {load()}")
+for pn, pc, iname, ic in pairs:
+    run(pc); run(ic)
+    pw, pcpu, iw, icpu, ratio = [], [], [], [], []
+    for _ in range(runs):
+        a, ac = run(pc); c, cc = run(ic)
+        pw.append(a); pcpu.append(ac); iw.append(c); icpu.append(cc); ratio.append(c / a)
+    m = statistics.median
+    for name, w, cpu in ((pn, pw, pcpu), (iname, iw, icpu)):
+        print(f"   {name:28s} wall {m(w)*1000:7.1f} ms ({b/m(w)/1e6:6.1f} MB/s)  cpu {m(cpu)*1000:7.1f} ms ({b/m(cpu)/1e6:6.1f} MB/cpu-s)")
+    lo, hi = min(ratio), max(ratio)
+    print(f"   ratio (inferno/perflab, wall): median {m(ratio):.2f}x (pairs {lo:.2f}-{hi:.2f}); cpu {m(icpu)/m(pcpu):.2f}x")
+print(f"   load after: {load()}")
+fg = os.environ.get("FLAMEGRAPH_DIR")
+if fg and os.access(f"{fg}/stackcollapse-perf.pl", os.X_OK):
+    w, cpu = run(f"{fg}/stackcollapse-perf.pl {inp}")
+    print(f"   {'stackcollapse-perf.pl':28s} wall {w*1000:7.1f} ms  cpu {cpu*1000:7.1f} ms (one run)")
+PYEOF
+
+# The line-scan floor: what 1 and 2 threads take merely to find every
+# newline of the input in memory, and to also hash every stack — no
+# folder can beat it; inferno's time over it is the largest ratio this
+# machine allows.
+(cd internal/flame/fold && go test -c -o "$out/fold.test" .)
+echo "== line-scan floor (in memory; no reading, no process start); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+PERFLAB_FOLD_BENCH_FILE="$input" "$out/fold.test" -test.run '^$' -test.bench 'LineScanFloor' -test.benchtime 10x |
+  awk '/^BenchmarkLineScanFloor/ { sub(/^BenchmarkLineScanFloor\//, ""); sub(/-[0-9]+$/, "", $1); printf "   %-28s %8.1f ms %8.1f MB/s\n", $1, $3/1e6, $5 }'
 
 echo "== peak memory (max RSS)"
 for c in "$P flame fold -j 1 $input" "$P flame fold -j 2 $input" "inferno-collapse-perf -q -n 1 $input" "inferno-collapse-perf -q -n 2 $input"; do

@@ -49,7 +49,7 @@ type folder struct {
 	entKey    []byte               // entry keys, concatenated
 	entEnds   []uint32             // entry e's key is entKey[entEnds[e]:entEnds[e+1]]
 	entSeg    []uint32             // entry e's segment id, or dropped
-	entNext   []uint32             // the entry that followed e last time, or noEntry
+	entNext   []uint32             // the two entries that followed e last (2e, 2e+1), or noEntry
 	prev      uint32               // this sample's last entry, or noEntry
 
 	// Consecutive samples of a thread share their outer frames, which
@@ -223,9 +223,7 @@ func (f *folder) flush() {
 	}
 	if k > 0 {
 		shared := p.ents[m-k:]
-		if f.prev != noEntry {
-			f.entNext[f.prev] = shared[0]
-		}
+		f.follows(shared[0])
 		for _, e := range shared {
 			if s := f.entSeg[e]; s != dropped {
 				f.ids = append(f.ids, s)
@@ -251,8 +249,13 @@ func (f *folder) forget() {
 func (f *folder) cachedLine(raw, key []byte) uint32 {
 	e := noEntry
 	if f.prev != noEntry {
-		if n := f.entNext[f.prev]; n != noEntry && string(f.entKey[f.entEnds[n]:f.entEnds[n+1]]) == string(key) {
-			e = n
+		next := f.entNext[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
+		for i, n := range next {
+			if n != noEntry && string(f.entKey[f.entEnds[n]:f.entEnds[n+1]]) == string(key) {
+				e = n
+				next[0], next[i] = n, next[0]
+				break
+			}
 		}
 	}
 	if e == noEntry {
@@ -262,15 +265,24 @@ func (f *folder) cachedLine(raw, key []byte) uint32 {
 				return noEntry // weird: not cached, counted each time
 			}
 		}
-		if f.prev != noEntry {
-			f.entNext[f.prev] = e
-		}
+		f.follows(e)
 	}
 	f.prev = e
 	if s := f.entSeg[e]; s != dropped {
 		f.ids = append(f.ids, s)
 	}
 	return e
+}
+
+// follows records that entry e followed f.prev, as the first prediction.
+func (f *folder) follows(e uint32) {
+	if f.prev == noEntry {
+		return
+	}
+	next := f.entNext[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
+	if next[0] != e {
+		next[0], next[1] = e, next[0]
+	}
 }
 
 // noEntry marks the absence of a cache entry.
@@ -298,7 +310,7 @@ func (f *folder) newEntry(raw, key []byte) uint32 {
 	f.entKey = append(f.entKey, key...)
 	f.entEnds = append(f.entEnds, uint32(len(f.entKey)))
 	f.entSeg = append(f.entSeg, id)
-	f.entNext = append(f.entNext, noEntry)
+	f.entNext = append(f.entNext, noEntry, noEntry)
 	f.lineCache[f.java][string(key)] = e
 	return e
 }
