@@ -38,19 +38,17 @@ type folder struct {
 	// Frame lines repeat: a few tens of thousands of distinct lines make up
 	// millions. Each distinct line (after its address, which only --addrs
 	// shows) is cleaned once; the result is a segment, "f0" or
-	// "f0;f1_[i]" for f0->f1, kept in segText and named by its id; later
-	// copies of the line cost one map lookup. There is one cache per value
+	// "f0;f1_[i]" for f0->f1, interned in segs and named by its id; later
+	// copies of the line cost one lookup. There is one cache per value
 	// of java, the only per-sample state a line's segment depends on.
 	//
-	// Consecutive lines repeat too (a function's caller is usually the same
-	// one), so each entry remembers the entry that followed it last time:
-	// a line equal to that prediction skips the hashing and the map.
-	lineCache [2]map[string]uint32 // line key → entry
-	entKey    []byte               // entry keys, concatenated
-	entEnds   []uint32             // entry e's key is entKey[entEnds[e]:entEnds[e+1]]
-	entSeg    []uint32             // entry e's segment id, or dropped
-	entNext   []uint32             // the two entries that followed e last (2e, 2e+1), or noEntry
-	prev      uint32               // this sample's last entry, or noEntry
+	// Consecutive lines repeat too (a function is mostly called from the
+	// same one or two places), so each entry remembers the two entries
+	// that followed it last: a line equal to one of these predictions
+	// skips the hashing and the lookup.
+	caches [2]lineCache // by java
+	lc     *lineCache   // the current sample's
+	prev   uint32       // this sample's last entry, or noEntry
 
 	// Consecutive samples of a thread share their outer frames, which
 	// perf prints last: a sample's plain frame lines are held (as slices
@@ -61,17 +59,16 @@ type folder struct {
 	pending []lineRef // this sample's plain frame lines not yet added
 	last    []lastFlush
 	curEnts []uint32
-	segText []byte
-	segEnds []uint32 // segment i is segText[segEnds[i]:segEnds[i+1]]
-	segIDs  map[string]uint32
+
+	segs *byteSet // segments, by id
 
 	// Samples are interned by their root frame and segment ids: the key is
 	// 4 bytes per id, much shorter than the folded text it stands for,
 	// which is built once per unique stack, at the end.
-	pnames  map[string]uint32
-	pnameOf [][]byte
-	index   map[string]int
-	counts  []uint64
+	pnames   map[string]uint32
+	pnameOf  [][]byte
+	stackSet *byteSet // keys: pname id, then segment ids leaf first
+	counts   []uint64 // by stack
 
 	// scratch buffers, reused so that a line allocates nothing
 	seg, key, lossy, rust []byte
@@ -87,17 +84,15 @@ type folder struct {
 
 func newFolder(opt Options) *folder {
 	f := &folder{
-		opt:     opt,
-		index:   make(map[string]int, 1<<13),
-		pnames:  map[string]uint32{},
-		segEnds: []uint32{0},
-		segIDs:  map[string]uint32{},
-		entEnds: []uint32{0},
-		prev:    noEntry,
-		clean:   true,
+		opt:      opt,
+		stackSet: newByteSet(1 << 13),
+		pnames:   map[string]uint32{},
+		segs:     newByteSet(1 << 12),
+		prev:     noEntry,
+		clean:    true,
 	}
-	f.lineCache[0] = make(map[string]uint32, 1<<14)
-	f.lineCache[1] = map[string]uint32{}
+	f.caches[0].set, f.caches[1].set = newByteSet(1<<14), newByteSet(16)
+	f.lc = &f.caches[0]
 	if opt.EventFilter != "" {
 		f.filter, f.filterSet = []byte(opt.EventFilter), true
 	}
@@ -188,6 +183,14 @@ func (f *folder) lineKey(raw []byte) (off int, ok bool) {
 	return j + 1, true
 }
 
+// lineCache holds the cleaned frame lines of samples whose root frame
+// does (java) or does not start with "java": entry e is line key e of set.
+type lineCache struct {
+	set  *byteSet
+	seg  []uint32 // entry e's segment id, or dropped
+	next []uint32 // the two entries that followed e last (2e, 2e+1), or noEntry
+}
+
 // lineRef is a plain frame line and the offset of its key.
 type lineRef struct {
 	raw []byte
@@ -225,7 +228,7 @@ func (f *folder) flush() {
 		shared := p.ents[m-k:]
 		f.follows(shared[0])
 		for _, e := range shared {
-			if s := f.entSeg[e]; s != dropped {
+			if s := f.lc.seg[e]; s != dropped {
 				f.ids = append(f.ids, s)
 			}
 		}
@@ -247,11 +250,12 @@ func (f *folder) forget() {
 // cachedLine adds the frame of a plain frame line: the predicted entry if
 // its key is this line's, else the cached entry, else a new one.
 func (f *folder) cachedLine(raw, key []byte) uint32 {
+	c := f.lc
 	e := noEntry
 	if f.prev != noEntry {
-		next := f.entNext[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
+		next := c.next[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
 		for i, n := range next {
-			if n != noEntry && string(f.entKey[f.entEnds[n]:f.entEnds[n+1]]) == string(key) {
+			if n != noEntry && string(c.set.at(n)) == string(key) {
 				e = n
 				next[0], next[i] = n, next[0]
 				break
@@ -259,16 +263,17 @@ func (f *folder) cachedLine(raw, key []byte) uint32 {
 		}
 	}
 	if e == noEntry {
+		h := c.set.hash(key)
 		var hit bool
-		if e, hit = f.lineCache[f.java][string(key)]; !hit {
-			if e = f.newEntry(raw, key); e == noEntry {
+		if e, hit = c.set.find(key, h); !hit {
+			if e = f.newEntry(raw, key, h); e == noEntry {
 				return noEntry // weird: not cached, counted each time
 			}
 		}
 		f.follows(e)
 	}
 	f.prev = e
-	if s := f.entSeg[e]; s != dropped {
+	if s := c.seg[e]; s != dropped {
 		f.ids = append(f.ids, s)
 	}
 	return e
@@ -279,7 +284,7 @@ func (f *folder) follows(e uint32) {
 	if f.prev == noEntry {
 		return
 	}
-	next := f.entNext[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
+	next := f.lc.next[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
 	if next[0] != e {
 		next[0], next[1] = e, next[0]
 	}
@@ -289,10 +294,10 @@ func (f *folder) follows(e uint32) {
 const noEntry = ^uint32(0)
 
 // newEntry cleans a frame line not seen before and caches the outcome
-// under key. The outcome depends only on key (the blanks and the ASCII
-// address before it are trimmed away by any path), f.java and the
-// options. A weird line is counted and not cached (noEntry).
-func (f *folder) newEntry(raw, key []byte) uint32 {
+// under key, whose hash is h. The outcome depends only on key (the blanks
+// and the ASCII address before it are trimmed away by any path), f.java
+// and the options. A weird line is counted and not cached (noEntry).
+func (f *folder) newEntry(raw, key []byte, h uint64) uint32 {
 	l := raw
 	if !isASCII(raw) {
 		l = validUTF8(raw, &f.lossy)
@@ -306,12 +311,10 @@ func (f *folder) newEntry(raw, key []byte) uint32 {
 	if !drop {
 		id = f.intern(seg)
 	}
-	e := uint32(len(f.entSeg))
-	f.entKey = append(f.entKey, key...)
-	f.entEnds = append(f.entEnds, uint32(len(f.entKey)))
-	f.entSeg = append(f.entSeg, id)
-	f.entNext = append(f.entNext, noEntry, noEntry)
-	f.lineCache[f.java][string(key)] = e
+	c := f.lc
+	e := c.set.add(key, h)
+	c.seg = append(c.seg, id)
+	c.next = append(c.next, noEntry, noEntry)
 	return e
 }
 
@@ -319,18 +322,11 @@ func (f *folder) newEntry(raw, key []byte) uint32 {
 // segments share an id, so lines that differ only in what cleaning
 // removes (offsets, addresses) make the same stack key.
 func (f *folder) intern(seg []byte) uint32 {
-	if id, ok := f.segIDs[string(seg)]; ok {
+	h := f.segs.hash(seg)
+	if id, ok := f.segs.find(seg, h); ok {
 		return id
 	}
-	f.segText = append(f.segText, seg...)
-	f.segEnds = append(f.segEnds, uint32(len(f.segText)))
-	id := uint32(len(f.segEnds) - 2)
-	f.segIDs[string(seg)] = id
-	return id
-}
-
-func (f *folder) segmentText(id uint32) []byte {
-	return f.segText[f.segEnds[id]:f.segEnds[id+1]]
+	return f.segs.add(seg, h)
 }
 
 // finish counts a last sample that was not followed by a blank line.
@@ -361,10 +357,11 @@ func (f *folder) afterEvent() {
 		if f.hasPeriod {
 			n = f.period
 		}
-		if i, ok := f.index[string(k)]; ok {
+		h := f.stackSet.hash(k)
+		if i, ok := f.stackSet.find(k, h); ok {
 			f.counts[i] += n
 		} else {
-			f.index[string(k)] = len(f.counts)
+			f.stackSet.add(k, h)
 			f.counts = append(f.counts, n)
 		}
 		f.stats.Samples++
@@ -377,15 +374,16 @@ func (f *folder) afterEvent() {
 // folder interned, sorted, with stacks whose text is equal (lines that
 // differ only in what cleaning removes, such as offsets) summed.
 func (f *folder) stacks() []folded.Stack {
-	out := make([]folded.Stack, 0, len(f.index))
+	out := make([]folded.Stack, 0, f.stackSet.len())
 	var b []byte
-	for k, i := range f.index {
-		b = append(b[:0], f.pnameOf[binary.LittleEndian.Uint32([]byte(k))]...)
+	for i, n := range f.counts {
+		k := f.stackSet.at(uint32(i))
+		b = append(b[:0], f.pnameOf[binary.LittleEndian.Uint32(k)]...)
 		for j := len(k) - 4; j >= 4; j -= 4 {
 			b = append(b, ';')
-			b = append(b, f.segmentText(binary.LittleEndian.Uint32([]byte(k[j:])))...)
+			b = append(b, f.segs.at(binary.LittleEndian.Uint32(k[j:]))...)
 		}
-		out = append(out, folded.Stack{Frames: string(b), Count: f.counts[i]})
+		out = append(out, folded.Stack{Frames: string(b), Count: n})
 	}
 	return sortSum(out)
 }
@@ -479,6 +477,7 @@ func (f *folder) eventLine(line []byte) {
 	if hasPrefix(p, "java") {
 		f.java = 1
 	}
+	f.lc = &f.caches[f.java]
 
 	if len(single) > 0 {
 		f.stackLine(single)

@@ -1,0 +1,117 @@
+package fold
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParallelEqualsSerialOnRandomSplits is the property the parallel
+// folder rests on: wherever the input is cut into blocks, however many
+// workers take them and however the reader delivers the bytes, the result
+// is the serial one. Each run draws new cuts (the seed is logged, and
+// PERFLAB_FOLD_SEED replays one) over the real captures, inferno's test
+// inputs and the corner cases, with random flag sets.
+func TestParallelEqualsSerialOnRandomSplits(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("PERFLAB_FOLD_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("seed %d (PERFLAB_FOLD_SEED=%d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed>>1|1))
+
+	inputs := map[string][]byte{}
+	gz, _ := filepath.Glob("testdata/*.perf.txt.gz")
+	for _, p := range gz {
+		inputs[filepath.Base(p)] = readFixture(t, p)
+	}
+	txt, _ := filepath.Glob("testdata/inferno/*.txt")
+	for _, p := range txt {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs["inferno/"+filepath.Base(p)] = b
+	}
+	var corners []string
+	for _, c := range cornerCases {
+		corners = append(corners, c)
+	}
+	inputs["corners"] = []byte(strings.Join(corners, "\n"))
+	if len(gz) < 10 || len(txt) < 5 {
+		t.Fatalf("inputs missing: %d captures, %d inferno inputs", len(gz), len(txt))
+	}
+
+	for name, in := range inputs {
+		for range 4 {
+			flags := rng.Uint32()
+			opt := Options{
+				PID: flags&1 != 0, TID: flags&2 != 0, Kernel: flags&4 != 0,
+				JIT: flags&8 != 0, Addrs: flags&16 != 0,
+			}
+			serial := foldWith(t, in, opt, 1, blockSize)
+			block := 1 + rng.IntN(64<<10)
+			if rng.IntN(3) == 0 {
+				block = 1 + rng.IntN(256) // many tiny blocks
+			}
+			opt.Threads = 2 + rng.IntN(3)
+			res, err := fold(&choppyReader{data: in, rng: rng}, opt, block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			res.Profile.WriteTo(&got)
+			if !bytes.Equal(got.Bytes(), serial) {
+				t.Fatalf("%s %+v block %d: parallel differs from serial (seed %d)\n%s", name, opt, block, seed, firstDiff(got.Bytes(), serial))
+			}
+		}
+	}
+}
+
+// choppyReader delivers its data in reads of random length.
+type choppyReader struct {
+	data []byte
+	rng  *rand.Rand
+}
+
+func (r *choppyReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(r.data), 1+r.rng.IntN(8<<10))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestSharedFramesKeepTheJavaTidy: a Java sample and a native one with
+// the same frame lines, alternating, fold differently (Java names lose
+// their "L"), however the line cache and the shared outer frames reuse
+// what was cleaned before.
+func TestSharedFramesKeepTheJavaTidy(t *testing.T) {
+	var in strings.Builder
+	for i := range 6 {
+		comm := "java"
+		if i%2 == 1 {
+			comm = "native"
+		}
+		in.WriteString(comm + " 100 1.0: 1 cpu-clock:\n" +
+			"\t    7f01 Lfoo/Bar;::leaf+0x1 (/tmp/perf-100.map)\n" +
+			"\t    7f02 Lfoo/Bar;::root+0x2 (/tmp/perf-100.map)\n\n")
+	}
+	want := "java;foo/Bar:::root;foo/Bar:::leaf 3\nnative;Lfoo/Bar:::root;Lfoo/Bar:::leaf 3\n"
+	for _, threads := range []int{1, 2} {
+		if got := foldWith(t, []byte(in.String()), Options{}, threads, 64); string(got) != want {
+			t.Errorf("threads=%d: got\n%s\nwant\n%s", threads, got, want)
+		}
+	}
+}
