@@ -20,9 +20,15 @@
 // It is written here rather than taken from a library because no Go
 // package parses perf script, and because it must be fast: perf script
 // output runs to gigabytes. Parsing is byte-level with no regular
-// expressions and no allocation per line; stacks are interned in a map,
-// so memory grows with the number of unique stacks, not with the input;
-// and with more than one thread the input is cut at blank lines (where
-// the parser's state is known to be reset) into chunks folded by worker
-// goroutines whose maps are merged at the end.
+// expressions and no allocation per line. Frame lines repeat (tens of
+// thousands of distinct lines make up millions), so each distinct line is
+// cleaned once and later copies are recognised: by equality with the
+// last sample of the same root frame (outer frames), with one of the two
+// lines that followed the previous line last time, or by a hash lookup.
+// A sample is interned by its frames' ids, and the folded text of each
+// unique stack is built once, at the end; memory grows with unique lines
+// and stacks, not with the input. With more than one thread the input is
+// cut at blank lines (where the parser's state is known to be reset) into
+// blocks folded by worker goroutines, each of which sorts its own stacks;
+// the sorted lists are merged.
 package fold
