@@ -53,11 +53,13 @@ type folder struct {
 	// Consecutive samples of a thread share their outer frames, which
 	// perf prints last: a sample's plain frame lines are held (as slices
 	// of the input) until it ends, and those at its end that are equal,
-	// byte for byte, to the last lines of the previous sample with the
-	// same root frame take that sample's entries without a lookup. Lines
+	// byte for byte, to the last lines of the same thread's previous
+	// sample take that sample's entries without a lookup. Lines
 	// are only compared while both are in the block being fed.
-	pending []lineRef // this sample's plain frame lines not yet added
-	last    []lastFlush
+	pending []lineRef         // this sample's plain frame lines not yet added
+	last    []lastFlush       // by thread slot
+	thread  uint32            // the current sample's thread slot
+	threads map[string]uint32 // "pid/tid" as printed → thread slot
 	curEnts []uint32
 
 	segs *byteSet // segments, by id
@@ -197,10 +199,11 @@ type lineRef struct {
 	off int
 }
 
-// lastFlush is the previous flush of a root frame: its lines and entries.
+// lastFlush is the previous flush of a thread: its lines and entries.
 type lastFlush struct {
 	lines []lineRef
 	ents  []uint32
+	java  int // the cache the entries are of
 }
 
 // flush adds the held frame lines, in order: the leading ones through the
@@ -210,10 +213,13 @@ func (f *folder) flush() {
 	if n == 0 {
 		return
 	}
-	for int(f.pnameID) >= len(f.last) {
+	for int(f.thread) >= len(f.last) {
 		f.last = append(f.last, lastFlush{})
 	}
-	p := &f.last[f.pnameID]
+	p := &f.last[f.thread]
+	if p.java != f.java { // the thread's comm changed (exec): other cache
+		p.lines, p.java = p.lines[:0], f.java
+	}
 	m := len(p.lines)
 	k := 0
 	for k < n && k < m && p.ents[m-1-k] != noEntry &&
@@ -416,6 +422,20 @@ func (f *folder) eventLine(line []byte) {
 		f.inEvent = false
 		return
 	}
+	// pid and tid are adjacent in line ("pid/tid", or the tid alone).
+	th := tid
+	if string(pid) != "?" {
+		th = line[end-1-len(pid)-1-len(tid) : end-1]
+	}
+	slot, ok := f.threads[string(th)]
+	if !ok {
+		if f.threads == nil {
+			f.threads = map[string]uint32{}
+		}
+		slot = uint32(len(f.threads))
+		f.threads[string(th)] = slot
+	}
+	f.thread = slot
 	// The event is the last word before the second ':' after the pid;
 	// the word before it, if numeric, is the sample period. Anything
 	// after a third field is a one-frame stack printed on the same line.
