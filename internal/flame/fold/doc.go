@@ -23,7 +23,7 @@
 // expressions and no allocation per line. Frame lines repeat (tens of
 // thousands of distinct lines make up millions), so each distinct line is
 // cleaned once and later copies are recognised: by equality with the
-// last sample of the same root frame (outer frames), with one of the two
+// same thread's previous sample (outer frames), with one of the two
 // lines that followed the previous line last time, or by a hash lookup.
 // A sample is interned by its frames' ids, and the folded text of each
 // unique stack is built once, at the end; memory grows with unique lines
