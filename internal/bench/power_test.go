@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,21 +142,32 @@ func sequentialSession(rng *rand.Rand, d design, ratio float64, maxTime time.Dur
 
 // curve is the share of sessions that end "worse" (the effect found; for
 // ratio 1 a false positive, either direction) per ratio and time limit.
+// Every cell has its own seeded generator, so the cells run in parallel
+// and the result does not depend on the order they finish in.
 func curve(d design, ratios []float64, minutes []float64, n int, seed uint64) map[[2]float64]float64 {
 	out := map[[2]float64]float64{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, r := range ratios {
 		for _, m := range minutes {
-			rng := rand.New(rand.NewPCG(seed, uint64(1e6*r)+uint64(m*60)))
-			hits := 0
-			for range n {
-				o := sequentialSession(rng, d, r, time.Duration(m*float64(time.Minute)))
-				if (r == 1 && o.verdict.Changed()) || (r < 1 && o.verdict == effect.Worse) {
-					hits++
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(seed, uint64(1e6*r)+uint64(m*60)))
+				hits := 0
+				for range n {
+					o := sequentialSession(rng, d, r, time.Duration(m*float64(time.Minute)))
+					if (r == 1 && o.verdict.Changed()) || (r < 1 && o.verdict == effect.Worse) {
+						hits++
+					}
 				}
-			}
-			out[[2]float64{r, m}] = float64(hits) / float64(n)
+				mu.Lock()
+				out[[2]float64{r, m}] = float64(hits) / float64(n)
+				mu.Unlock()
+			}()
 		}
 	}
+	wg.Wait()
 	return out
 }
 
