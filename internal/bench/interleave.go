@@ -255,6 +255,9 @@ func (s *Sequential) Look(res *Interleaved, effects func(effect.Options) []Effec
 	}
 	if last {
 		res.Stopped = "max-time"
+		if b >= maxBlocks {
+			res.Stopped = "blocks"
+		}
 		return true
 	}
 	return false
