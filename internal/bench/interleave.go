@@ -24,7 +24,8 @@ import (
 //
 // The session stops after a block when, for every item, metric and state,
 // the paired interval of the ratio against the first state is within
-// ±Options.Precision (never before MinBlocks), or after Blocks blocks.
+// ±Options.Precision (never before MinBlocks), or after Blocks blocks; with
+// UntilVerdict, when every effect has a verdict (Sequential) or at MaxTime.
 
 // State is one configuration of the host under test: Apply puts the host in
 // it (runs a command, applies or reverts a tuning plan) before each of its
@@ -50,16 +51,17 @@ type InterleaveOptions struct {
 	MaxTime      time.Duration
 }
 
-// DefaultMaxTime is the sequential stop's default time limit: the
-// simulation over this VM's noise (docs/statistics.md, "Time to a
-// verdict") finds a 2% effect in it with at least 80% power.
+// DefaultMaxTime is the sequential stop's default time limit, the budget
+// for a 2% effect (issue 25). Whether 2% is found in it depends on the
+// host's block-to-block noise: the simulation in power_test.go says how
+// much (docs/statistics.md, "Time to a verdict").
 const DefaultMaxTime = 2 * time.Minute
 
 // VerdictSamples and VerdictWarmup are the samples per state and block and
 // the warm-up before them that the sequential stop runs with unless told:
-// short blocks, chosen from the simulation over real A/A blocks (the
-// paired spread falls little past a few samples while each sample costs
-// time and lets the host drift within the block).
+// short blocks, chosen on real A/A blocks by the paired variance times the
+// block time (TestVerdictSamplesFromData): past a few samples the spread
+// falls no faster than the time grows, and short blocks give more looks.
 const (
 	VerdictSamples = 3
 	VerdictWarmup  = 1
