@@ -200,7 +200,7 @@ func storeSearch(ctx context.Context, db string, res *search.Result) (string, er
 	}
 	defer st.Close()
 	var b bytes.Buffer
-	if err := report.Search(&b, res, "json", termfmt.Style{}); err != nil {
+	if err := report.Write(&b, res, "json", report.Options{}); err != nil {
 		return "", err
 	}
 	id := newReportID()
