@@ -80,17 +80,22 @@ func TestRetransLossyFlow(t *testing.T) {
 		t.Errorf("%d segments retransmitted on other flows, want a handful at most", other)
 	}
 	// The trace is host-wide: other work on the host (in CI, other test
-	// packages running beside this one) retransmits too, so what this test
-	// controls is that its own flows lead the report, not their share.
+	// packages; loopback retransmits under load) retransmits too, so which
+	// flow leads depends on what else runs. What holds whatever runs: the
+	// flows are ranked by segments, and the test's flows carry their share
+	// of every segment the tracer saw.
 	var share float64
-	for _, f := range rep.Flows {
+	for k, f := range rep.Flows {
 		if ports[int(f.Src.Port())] {
 			share += f.SharePct
 		}
+		if k > 0 && f.Segs > rep.Flows[k-1].Segs {
+			t.Errorf("flow %d has %d segments, more than the flow ranked above it (%d)", k, f.Segs, rep.Flows[k-1].Segs)
+		}
 	}
 	t.Logf("the test's flows have %.1f%% of the host's retransmitted segments", share)
-	if len(rep.Flows) == 0 || !ports[int(rep.Flows[0].Src.Port())] || rep.Flows[0].Dst.Port() != 15201 {
-		t.Errorf("the flow retransmitting most is not the lossy one: %+v", rep.Flows)
+	if wantShare := 100 * float64(flowSegs) / float64(rep.Segs); math.Abs(share-wantShare) > 0.01 {
+		t.Errorf("the test's flows' shares sum to %.2f%%, want %d of %d segments = %.2f%%", share, flowSegs, rep.Segs, wantShare)
 	}
 }
 
