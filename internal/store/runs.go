@@ -101,6 +101,9 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 	if err := s.insertSamples(ctx, tx, r); err != nil {
 		return false, err
 	}
+	if err := s.insertMetricRows(ctx, tx, MetricRows(r)); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 
@@ -268,8 +271,10 @@ func (s *Store) delete(ctx context.Context, id string) error {
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT snapshot_id FROM runs WHERE id = ?`), full).Scan(&snap); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM samples WHERE run_id = ?`), full); err != nil {
-		return err
+	for _, table := range []string{"samples", "run_metrics"} {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE run_id = ?`), full); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE id = ?`), full); err != nil {
 		return err
