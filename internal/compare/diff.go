@@ -41,6 +41,28 @@ func DiffSnapshots(a, b *snapshot.Snapshot) []Diff {
 	return out
 }
 
+// SnapshotDiffer diffs many snapshots against one reference, flattening
+// the reference once (a fleet report diffs every host's snapshot against
+// the first host's). Diff gives what DiffSnapshots(ref, b) gives; it is
+// safe for concurrent use.
+type SnapshotDiffer struct{ ref any }
+
+// NewSnapshotDiffer prepares ref for Diff.
+func NewSnapshotDiffer(ref *snapshot.Snapshot) *SnapshotDiffer {
+	return &SnapshotDiffer{ref: tree(ref)}
+}
+
+// Diff is DiffSnapshots(ref, b).
+func (d *SnapshotDiffer) Diff(b *snapshot.Snapshot) []Diff {
+	if d.ref == nil || b == nil {
+		return nil
+	}
+	var out []Diff
+	walk("", d.ref, tree(b), &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
 func tree(v any) any {
 	data, err := json.Marshal(v)
 	if err != nil {
