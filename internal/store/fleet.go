@@ -164,4 +164,3 @@ func (s *Store) snapshotBatch(ctx context.Context, q string, args []any, fn func
 	}
 	return rows.Err()
 }
-
