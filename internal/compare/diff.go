@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/knowledge"
@@ -229,13 +231,30 @@ func list(l []any) string {
 // volatile reports facts that differ between any two collections of the
 // same host and so say nothing about why performance differs.
 func volatile(path string) bool {
+	if v, ok := volatileSeen.Load(path); ok {
+		return v.(bool)
+	}
+	out := false
 	for _, v := range volatilePaths {
 		if knowledge.MatchPrefix(v, path) {
-			return true
+			out = true
+			break
 		}
 	}
-	return false
+	// Remembered: a fleet report diffs ten thousand snapshots with the
+	// same paths, and matching the patterns was most of its cost. Bounded,
+	// as device and interface names make paths without limit.
+	if volatileSeenN.Add(1) <= volatileSeenMax {
+		volatileSeen.Store(path, out)
+	}
+	return out
 }
+
+var (
+	volatileSeen    sync.Map // path → bool
+	volatileSeenN   atomic.Int64
+	volatileSeenMax int64 = 1 << 17
+)
 
 var volatilePaths = []string{
 	"id", "taken_at", "root", "perflab",
