@@ -75,9 +75,10 @@ fi
 n=$(asdb "$PGBIN/psql" -X -q -At -d "$FLEET" -c "SELECT count(*) FROM runs" 2>/dev/null || echo 0)
 want=$((HOSTS * RUNS_PER_HOST))
 if [ "$n" != "$want" ]; then
-	if [ "$n" != 0 ]; then echo "the store holds $n runs, not $want: $0 --clean first" >&2; exit 1; fi
+	resume=""
+	if [ "$n" != 0 ]; then echo "the store holds $n of $want runs: resuming (for a full load time: $0 --clean first)"; resume=--resume; fi
 	echo "generating $HOSTS hosts × $RUNS_PER_HOST runs (seed $SEED) into $FLEET"
-	"$BIN/fleetgen" --db "$FLEET" --hosts "$HOSTS" --runs-per-host "$RUNS_PER_HOST" --seed "$SEED"
+	"$BIN/fleetgen" --db "$FLEET" --hosts "$HOSTS" --runs-per-host "$RUNS_PER_HOST" --seed "$SEED" $resume
 	asdb "$PGBIN/psql" -X -q -d "$FLEET" -c "VACUUM ANALYZE"
 fi
 echo "store: $FLEET ($(asdb "$PGBIN/psql" -X -q -At -d "$FLEET" -c "SELECT pg_size_pretty(pg_database_size(current_database()))"))"

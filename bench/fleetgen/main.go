@@ -30,6 +30,7 @@ func main() {
 	flag.Uint64Var(&opt.Seed, "seed", 1, "seed: the same seed gives the same store")
 	flag.StringVar(&opt.Repo, "repo", ".", "repository holding testdata/aa and testdata/roots")
 	batch := flag.Int("batch", 200, "hosts per COPY transaction")
+	resume := flag.Bool("resume", false, "continue an interrupted load (same options): skip the hosts already stored")
 	flag.Parse()
 	if *db == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "fleetgen: give --db (a postgres:// URL or SQLite path) and no arguments")
@@ -37,7 +38,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := gen(ctx, *db, opt, *batch); err != nil {
+	if err := gen(ctx, *db, opt, *batch, *resume); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetgen:", err)
 		os.Exit(1)
 	}
@@ -48,7 +49,7 @@ type chunk struct {
 	snaps []*snapshot.Snapshot
 }
 
-func gen(ctx context.Context, db string, opt fleetgen.Options, batch int) error {
+func gen(ctx context.Context, db string, opt fleetgen.Options, batch int, resume bool) error {
 	t0 := time.Now()
 	g, err := fleetgen.New(opt)
 	if err != nil {
@@ -59,10 +60,20 @@ func gen(ctx context.Context, db string, opt fleetgen.Options, batch int) error 
 		return err
 	}
 	defer s.Close()
-	if rs, err := s.Runs(ctx, store.Filter{Limit: 1}); err != nil {
+	first := 0
+	hosts, err := s.FleetHosts(ctx, store.FleetFilter{})
+	switch {
+	case err != nil:
 		return err
-	} else if len(rs) > 0 {
-		return fmt.Errorf("%s already holds runs; drop it first (bench/fleetstore.sh --clean)", s.Path)
+	case len(hosts) > 0 && !resume:
+		return fmt.Errorf("%s already holds runs; drop it first (bench/fleetstore.sh --clean) or give --resume", s.Path)
+	case len(hosts) > 0:
+		// Hosts are loaded in order, whole batches per transaction.
+		first = len(hosts)
+		if hosts[first-1].Name != fleetgen.Name(first-1) || first > opt.Hosts {
+			return fmt.Errorf("%s holds other hosts than this generator's first %d; drop it first (bench/fleetstore.sh --clean)", s.Path, first)
+		}
+		fmt.Printf("resuming after %d hosts already stored\n", first)
 	}
 	p := g.Plan()
 	fmt.Printf("planted: cpu.model=%q on %d hosts (memory.latency ×0.88 worse): %s\n", fleetgen.ModelB, len(p.ModelB), short(p.ModelB))
@@ -73,11 +84,11 @@ func gen(ctx context.Context, db string, opt fleetgen.Options, batch int) error 
 	go func() {
 		defer close(chunks)
 		var c chunk
-		for i := 0; i < opt.Hosts; i++ {
+		for i := first; i < opt.Hosts; i++ {
 			h := g.Host(i)
 			c.runs = append(c.runs, h.Runs...)
 			c.snaps = append(c.snaps, h.Snapshots...)
-			if (i+1)%batch == 0 || i == opt.Hosts-1 {
+			if (i+1-first)%batch == 0 || i == opt.Hosts-1 {
 				select {
 				case chunks <- c:
 				case <-ctx.Done():
@@ -100,7 +111,7 @@ func gen(ctx context.Context, db string, opt fleetgen.Options, batch int) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	fmt.Printf("loaded %d hosts, %d runs, %d snapshots into %s in %.1f s (seed %d)\n", opt.Hosts, runs, snaps, s.Path, time.Since(t0).Seconds(), opt.Seed)
+	fmt.Printf("loaded %d hosts, %d runs, %d snapshots into %s in %.1f s (seed %d)\n", opt.Hosts-first, runs, snaps, s.Path, time.Since(t0).Seconds(), opt.Seed)
 	return nil
 }
 
