@@ -61,7 +61,12 @@ func gen(ctx context.Context, db string, opt fleetgen.Options, batch int, resume
 	}
 	defer s.Close()
 	first := 0
-	hosts, err := s.FleetHosts(ctx, store.FleetFilter{})
+	v, err := s.FleetView(ctx)
+	if err != nil {
+		return err
+	}
+	hosts, err := v.FleetHosts(ctx, store.FleetFilter{})
+	v.Close()
 	switch {
 	case err != nil:
 		return err

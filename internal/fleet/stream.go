@@ -19,26 +19,34 @@ import (
 // per-run medians (run_metrics) rather than from its samples. On a store
 // too old to have them (read-only, schema before 4) the runs are loaded
 // as Build would. The report equals Build's over the same runs and
-// snapshots (TestFromStoreEqualsBuild). A selection without runs gives a
-// report without hosts.
+// snapshots (TestFromStoreEqualsBuild). Every read is of one consistent
+// view of the store, so runs pushed while the report reads are either
+// wholly in it or not at all. A selection without runs gives a report
+// without hosts.
 func FromStore(ctx context.Context, s *store.Store, f store.FleetFilter, w *audit.Workload) (*Report, error) {
-	hosts, err := s.FleetHosts(ctx, f)
+	v, err := s.FleetView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	hosts, err := v.FleetHosts(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	b := NewBuilder(w)
-	facts, err := hostFacts(ctx, s, b, hosts)
+	facts, err := hostFacts(ctx, v, b, hosts)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range hosts {
 		b.AddHost(Host{Name: h.Name, Runs: h.Runs, Latest: h.Latest, SnapshotID: h.SnapshotID}, facts[h.SnapshotID])
 	}
-	err = s.FleetMedians(ctx, f, func(m store.MetricRow) error {
+	err = v.FleetMedians(ctx, f, func(m store.MetricRow) error {
 		b.AddMedian(m.Probe, m.Metric, m.Params, m.Unit, m.Better, m.Host, m.Median)
 		return nil
 	})
 	if errors.Is(err, store.ErrNoMedians) {
+		v.Close() // SQLite has one connection, which the view holds
 		err = addRuns(ctx, s, f, b)
 	}
 	if err != nil {
@@ -63,7 +71,7 @@ func addRuns(ctx context.Context, s *store.Store, f store.FleetFilter, b *Builde
 
 // hostFacts reads the hosts' latest snapshots and reduces each to its
 // Facts on every CPU, after setting the first host's as the reference.
-func hostFacts(ctx context.Context, s *store.Store, b *Builder, hosts []store.FleetHost) (map[string]HostFacts, error) {
+func hostFacts(ctx context.Context, v *store.FleetView, b *Builder, hosts []store.FleetHost) (map[string]HostFacts, error) {
 	var ids []string
 	for _, h := range hosts {
 		if h.SnapshotID != "" {
@@ -74,7 +82,14 @@ func hostFacts(ctx context.Context, s *store.Store, b *Builder, hosts []store.Fl
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ref, err := s.Snapshot(ctx, ids[0])
+	var ref *snapshot.Snapshot
+	err := v.SnapshotDocs(ctx, ids[:1], func(id string, data []byte) error {
+		var err error
+		if ref, err = snapshot.Unmarshal(data); err != nil {
+			return fmt.Errorf("snapshot %s: %w", id, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +121,7 @@ func hostFacts(ctx context.Context, s *store.Store, b *Builder, hosts []store.Fl
 			}
 		}()
 	}
-	err = s.SnapshotDocs(ctx, ids, func(id string, data []byte) error {
+	err = v.SnapshotDocs(ctx, ids, func(id string, data []byte) error {
 		select {
 		case docs <- doc{id, data}:
 			return nil

@@ -34,6 +34,32 @@ func (f FleetFilter) where(alias string) (string, []any) {
 	return w, args
 }
 
+// FleetView is a consistent view of a store for a fleet report: every
+// read sees the store as it was when the view began, however many
+// writers push meanwhile (PostgreSQL: a read-only REPEATABLE READ
+// transaction; SQLite: one read transaction, which WAL isolates). Close
+// it when done.
+type FleetView struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+// FleetView begins a view.
+func (s *Store) FleetView(ctx context.Context) (*FleetView, error) {
+	var opt *sql.TxOptions
+	if _, ok := s.d.(pgDialect); ok {
+		opt = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := s.db.BeginTx(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &FleetView{s: s, tx: tx}, nil
+}
+
+// Close ends the view.
+func (v *FleetView) Close() error { return v.tx.Rollback() }
+
 // FleetHost is one host's runs in a fleet report's selection.
 type FleetHost struct {
 	Name       string
@@ -45,9 +71,10 @@ type FleetHost struct {
 // FleetHosts lists the hosts with runs matching f, by name (bytewise), with
 // the snapshot of each one's latest run that has a stored snapshot (of runs
 // started at the same instant, the one with the greatest id).
-func (s *Store) FleetHosts(ctx context.Context, f FleetFilter) ([]FleetHost, error) {
+func (v *FleetView) FleetHosts(ctx context.Context, f FleetFilter) ([]FleetHost, error) {
+	s := v.s
 	w, args := f.where("")
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT host, count(*), max(started) FROM runs`+w+` GROUP BY host ORDER BY `+s.d.byteOrder("host")), args...)
+	rows, err := v.tx.QueryContext(ctx, s.q(`SELECT host, count(*), max(started) FROM runs`+w+` GROUP BY host ORDER BY `+s.d.byteOrder("host")), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +101,7 @@ func (s *Store) FleetHosts(ctx context.Context, f FleetFilter) ([]FleetHost, err
 		JOIN (SELECT r2.host AS h, max(r2.started) AS m FROM runs r2 JOIN snapshots s2 ON s2.id = r2.snapshot_id` + w2 + ` GROUP BY r2.host) x
 		ON r.host = x.h AND r.started = x.m
 		JOIN snapshots s ON s.id = r.snapshot_id` + w1
-	rows, err = s.db.QueryContext(ctx, s.q(q), append(args2, args1...)...)
+	rows, err = v.tx.QueryContext(ctx, s.q(q), append(args2, args1...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -97,14 +124,15 @@ func (s *Store) FleetHosts(ctx context.Context, f FleetFilter) ([]FleetHost, err
 
 // FleetMedians calls fn with each usable run's median of each metric among
 // the runs matching f, in no particular order, without loading the runs.
-func (s *Store) FleetMedians(ctx context.Context, f FleetFilter, fn func(MetricRow) error) error {
-	if v, err := s.version(ctx, s.db); err != nil {
+func (v *FleetView) FleetMedians(ctx context.Context, f FleetFilter, fn func(MetricRow) error) error {
+	s := v.s
+	if ver, err := s.version(ctx, v.tx); err != nil {
 		return err
-	} else if v < 4 {
+	} else if ver < 4 {
 		return ErrNoMedians
 	}
 	w, args := f.where("")
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT host, probe, metric, params, unit, better, median FROM run_metrics`+w), args...)
+	rows, err := v.tx.QueryContext(ctx, s.q(`SELECT host, probe, metric, params, unit, better, median FROM run_metrics`+w), args...)
 	if err != nil {
 		return err
 	}
@@ -126,7 +154,7 @@ func (s *Store) FleetMedians(ctx context.Context, f FleetFilter, fn func(MetricR
 // SnapshotDocs calls fn with the stored document of each snapshot in ids
 // that is stored, fetching them in batches, in no particular order. The
 // caller parses them (snapshot.Unmarshal), possibly concurrently.
-func (s *Store) SnapshotDocs(ctx context.Context, ids []string, fn func(id string, doc []byte) error) error {
+func (v *FleetView) SnapshotDocs(ctx context.Context, ids []string, fn func(id string, doc []byte) error) error {
 	const batch = 200
 	for start := 0; start < len(ids); start += batch {
 		part := ids[start:min(start+batch, len(ids))]
@@ -139,15 +167,15 @@ func (s *Store) SnapshotDocs(ctx context.Context, ids []string, fn func(id strin
 			ph = append(ph, '?')
 			args[i] = id
 		}
-		if err := s.snapshotBatch(ctx, `SELECT id, doc FROM snapshots WHERE id IN (`+string(ph)+`)`, args, fn); err != nil {
+		if err := v.snapshotBatch(ctx, `SELECT id, doc FROM snapshots WHERE id IN (`+string(ph)+`)`, args, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) snapshotBatch(ctx context.Context, q string, args []any, fn func(string, []byte) error) error {
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+func (v *FleetView) snapshotBatch(ctx context.Context, q string, args []any, fn func(string, []byte) error) error {
+	rows, err := v.tx.QueryContext(ctx, v.s.q(q), args...)
 	if err != nil {
 		return err
 	}
