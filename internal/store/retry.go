@@ -8,10 +8,17 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// PostgreSQL refusals a writer outlives by trying again: a server at
-// max_connections while a fleet pushes at once, and the deadlocks and
+// SQLite's primary result codes for a lock held by another connection.
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)
+
+// Refusals a writer outlives by trying again: a PostgreSQL server at
+// max_connections while a fleet pushes at once, the deadlocks and
 // serialization failures of concurrent transactions inserting the same
-// runs. A retried batch is idempotent (ON CONFLICT DO NOTHING).
+// runs, and a SQLite file whose busy timeout ran out. A retried batch is
+// idempotent (ON CONFLICT DO NOTHING).
 const (
 	pgTooManyConns   = "53300"
 	pgCannotConnect  = "57P03" // the server is starting up
@@ -23,6 +30,12 @@ const (
 )
 
 func transient(err error) bool {
+	// SQLite: the busy timeout ran out while many local writers queued
+	// for the one write lock.
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && (coded.Code()&0xff == sqliteBusy || coded.Code()&0xff == sqliteLocked) {
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
