@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -9,8 +8,6 @@ import (
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/fleet"
-	"github.com/perflab/perflab/internal/run"
-	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -101,39 +98,14 @@ func runFleetReport(cmd *cobra.Command, e *env, out *outputFlags, db, label stri
 		return err
 	}
 	defer s.Close()
-	ctx := cmd.Context()
-	all, err := s.Runs(ctx, store.Filter{Label: label})
+	rep, err := fleet.FromStore(cmd.Context(), s, store.FleetFilter{Label: label, Since: since}, w)
 	if err != nil {
 		return storeErr(err)
 	}
-	var runs []*run.Run
-	for _, r := range all {
-		if !r.Started.Before(since) {
-			runs = append(runs, r)
-		}
-	}
-	if len(runs) == 0 {
+	if len(rep.Hosts) == 0 {
 		return clierr.Usagef("'perflab runs list' shows what is stored", "no runs%s%s in %s", labelText(label), sinceText(since), s.Path)
 	}
-	in := fleet.Input{Runs: runs, Snapshots: map[string]*snapshot.Snapshot{}, Workload: w}
-	for _, r := range runs {
-		if r.SnapshotID == "" {
-			continue
-		}
-		if _, done := in.Snapshots[r.SnapshotID]; done {
-			continue
-		}
-		snap, err := s.Snapshot(ctx, r.SnapshotID)
-		if errors.Is(err, store.ErrNotFound) {
-			in.Snapshots[r.SnapshotID] = nil
-			continue
-		}
-		if err != nil {
-			return storeErr(err)
-		}
-		in.Snapshots[r.SnapshotID] = snap
-	}
-	return writeResult(out, e.stdout, fleet.Build(in))
+	return writeResult(out, e.stdout, rep)
 }
 
 func labelText(l string) string {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/knowledge"
@@ -39,6 +41,28 @@ func DiffSnapshots(a, b *snapshot.Snapshot) []Diff {
 	ta, tb := tree(a), tree(b)
 	var out []Diff
 	walk("", ta, tb, &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// SnapshotDiffer diffs many snapshots against one reference, flattening
+// the reference once (a fleet report diffs every host's snapshot against
+// the first host's). Diff gives what DiffSnapshots(ref, b) gives; it is
+// safe for concurrent use.
+type SnapshotDiffer struct{ ref any }
+
+// NewSnapshotDiffer prepares ref for Diff.
+func NewSnapshotDiffer(ref *snapshot.Snapshot) *SnapshotDiffer {
+	return &SnapshotDiffer{ref: tree(ref)}
+}
+
+// Diff is DiffSnapshots(ref, b).
+func (d *SnapshotDiffer) Diff(b *snapshot.Snapshot) []Diff {
+	if d.ref == nil || b == nil {
+		return nil
+	}
+	var out []Diff
+	walk("", d.ref, tree(b), &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
@@ -209,13 +233,30 @@ func list(l []any) string {
 // volatile reports facts that differ between any two collections of the
 // same host and so say nothing about why performance differs.
 func volatile(path string) bool {
+	if v, ok := volatileSeen.Load(path); ok {
+		return v.(bool)
+	}
+	out := false
 	for _, v := range volatilePaths {
 		if knowledge.MatchPrefix(v, path) {
-			return true
+			out = true
+			break
 		}
 	}
-	return false
+	// Remembered: a fleet report diffs ten thousand snapshots with the
+	// same paths, and matching the patterns was most of its cost. Bounded,
+	// as device and interface names make paths without limit.
+	if volatileSeenN.Add(1) <= volatileSeenMax {
+		volatileSeen.Store(path, out)
+	}
+	return out
 }
+
+var (
+	volatileSeen    sync.Map // path → bool
+	volatileSeenN   atomic.Int64
+	volatileSeenMax int64 = 1 << 17
+)
 
 var volatilePaths = []string{
 	"id", "taken_at", "root", "perflab",

@@ -198,18 +198,24 @@ type AuditCount struct {
 // RuleText states the outlier rule in one line.
 const RuleText = "outlier: |x − m| > 3·max(1.4826·MAD, 1%·m) across hosts, and > 3·(1.4826·MAD of its run medians) when the host has ≥2 runs; host value = median of its runs' medians"
 
-// Build makes the report.
+// Build makes the report from runs and snapshots in memory. FromStore
+// makes the same report from a store without holding its runs.
 func Build(in Input) *Report {
-	rep := &Report{Rule: RuleText, Groups: []Group{}, Settings: []Setting{}, Metrics: []Metric{}}
 	hosts, snaps := hostsOf(in)
-	rep.Hosts = hosts
-	rep.Groups = groups(hosts)
-	rep.Settings = settings(hosts, snaps)
-	rep.Metrics = metrics(in.Runs, hosts, rep.Groups, rep.Settings)
-	if in.Workload != nil {
-		rep.Audit = auditSide(hosts, snaps, in.Workload)
+	b := NewBuilder(in.Workload)
+	for _, h := range hosts {
+		if s := snaps[h.Name]; s != nil {
+			b.Reference(s)
+			break
+		}
 	}
-	return rep
+	for _, h := range hosts {
+		b.AddHost(h, b.Facts(snaps[h.Name]))
+	}
+	for _, r := range in.Runs {
+		b.AddRun(r)
+	}
+	return b.Report()
 }
 
 func hostsOf(in Input) ([]Host, map[string]*snapshot.Snapshot) {
@@ -297,58 +303,6 @@ func values(m map[string][]string) []Value {
 var perHost = []string{"host.hostname", "host.machine_id", "host.boot_id", "id", "taken_at",
 	"sysctl.kernel.hostname", "sysctl.kernel.domainname", "sysctl.kernel.random.boot_id", "sysctl.kernel.random.uuid"}
 
-// settings returns the setting and identity facts that differ between the
-// hosts' latest snapshots: each host is diffed against the first host's,
-// and a host without a difference at a path holds the first host's value.
-func settings(hosts []Host, snaps map[string]*snapshot.Snapshot) []Setting {
-	var names []string
-	for _, h := range hosts {
-		if snaps[h.Name] != nil {
-			names = append(names, h.Name)
-		}
-	}
-	if len(names) < 2 {
-		return []Setting{}
-	}
-	ref := snaps[names[0]]
-	refVal := map[string]string{}
-	hostVal := map[string]map[string]string{} // path → host → value
-	for _, n := range names[1:] {
-		for _, d := range compare.DiffSnapshots(ref, snaps[n]) {
-			k, ok := factpath.KindOf(d.Path)
-			if !ok || (k != factpath.Setting && k != factpath.Identity) || isPerHost(d.Path) {
-				continue
-			}
-			refVal[d.Path] = d.Before
-			if hostVal[d.Path] == nil {
-				hostVal[d.Path] = map[string]string{}
-			}
-			hostVal[d.Path][n] = d.After
-		}
-	}
-	out := make([]Setting, 0, len(refVal))
-	for p, rv := range refVal {
-		m := map[string][]string{}
-		for _, n := range names {
-			v, ok := hostVal[p][n]
-			if !ok {
-				v = rv
-			}
-			m[v] = append(m[v], n)
-		}
-		k, _ := factpath.KindOf(p)
-		s := Setting{Fact: p, Kind: k, Values: values(m), byHost: map[string]int{}}
-		for i, v := range s.Values {
-			for _, h := range v.Hosts {
-				s.byHost[h] = i
-			}
-		}
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Fact < out[j].Fact })
-	return out
-}
-
 func isPerHost(p string) bool {
 	for _, x := range perHost {
 		if p == x {
@@ -359,63 +313,6 @@ func isPerHost(p string) bool {
 }
 
 type key struct{ probe, metric, params string }
-
-func metrics(runs []*run.Run, hosts []Host, gs []Group, ss []Setting) []Metric {
-	type acc struct {
-		m       Metric
-		medians map[string][]float64
-	}
-	by := map[key]*acc{}
-	for _, r := range runs {
-		if !r.Complete || r.Stop == run.StopFailed || r.Stop == run.StopInterrupted {
-			continue
-		}
-		ps := r.ParamKey()
-		for _, md := range r.Metrics {
-			vs := r.Values(md.Name)
-			if len(vs) == 0 {
-				continue
-			}
-			med := stats.Median(vs)
-			if math.IsNaN(med) || math.IsInf(med, 0) {
-				continue
-			}
-			k := key{r.Probe, md.Name, ps}
-			a := by[k]
-			if a == nil {
-				a = &acc{m: Metric{Probe: r.Probe, Metric: md.Name, Params: ps, Unit: md.Unit, Better: md.Better}, medians: map[string][]float64{}}
-				by[k] = a
-			}
-			a.medians[r.Host] = append(a.medians[r.Host], med)
-		}
-	}
-	facts := factTable(hosts, gs, ss)
-	out := make([]Metric, 0, len(by))
-	for _, a := range by {
-		m := a.m
-		for h, meds := range a.medians {
-			hv := HostValue{Host: h, Value: stats.Median(meds), Runs: len(meds)}
-			if len(meds) >= 2 {
-				hv.Noise = MADScale * mad(meds)
-			}
-			m.Hosts = append(m.Hosts, hv)
-		}
-		sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
-		outliers(&m, facts)
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Probe != b.Probe {
-			return a.Probe < b.Probe
-		}
-		if a.Metric != b.Metric {
-			return a.Metric < b.Metric
-		}
-		return a.Params < b.Params
-	})
-	return out
-}
 
 func mad(xs []float64) float64 {
 	m := stats.Median(xs)
@@ -690,55 +587,4 @@ func tQuantile975(df int) float64 {
 		return t975[df-1]
 	}
 	return 1.96
-}
-
-func auditSide(hosts []Host, snaps map[string]*snapshot.Snapshot, w *audit.Workload) *Audit {
-	a := &Audit{Workload: w.Label(), Findings: []AuditCount{}}
-	type cnt struct {
-		c    AuditCount
-		fail []string
-	}
-	by := map[string]*cnt{}
-	for _, h := range hosts {
-		s := snaps[h.Name]
-		if s == nil {
-			continue
-		}
-		a.Hosts++
-		for _, f := range audit.Run(s, w) {
-			if f.Status != audit.Fail && f.Status != audit.Pass {
-				continue
-			}
-			c := by[f.Rule]
-			if c == nil {
-				c = &cnt{c: AuditCount{Rule: f.Rule, Title: f.Title, Severity: f.Severity}}
-				by[f.Rule] = c
-			}
-			c.c.Of++
-			if f.Status == audit.Fail {
-				c.fail = append(c.fail, h.Name)
-				if f.Severity > c.c.Severity {
-					c.c.Severity = f.Severity
-				}
-			}
-		}
-	}
-	for _, c := range by {
-		if len(c.fail) == 0 {
-			continue
-		}
-		c.c.Hosts = c.fail
-		a.Findings = append(a.Findings, c.c)
-	}
-	sort.Slice(a.Findings, func(i, j int) bool {
-		x, y := a.Findings[i], a.Findings[j]
-		if x.Severity != y.Severity {
-			return x.Severity > y.Severity
-		}
-		if len(x.Hosts) != len(y.Hosts) {
-			return len(x.Hosts) > len(y.Hosts)
-		}
-		return x.Rule < y.Rule
-	})
-	return a
 }

@@ -63,6 +63,32 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX reports_kind ON reports (kind, created)`,
 	},
+	// 4: each usable run's median per metric, written with the run, so a
+	// fleet report over a million runs reads one row per run and metric
+	// instead of every sample and run document (docs/fleet-scale.md).
+	// Existing runs are filled in by backfillRunMetrics in the same step.
+	{
+		`CREATE TABLE run_metrics (
+			run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			metric  TEXT NOT NULL,
+			host    TEXT NOT NULL,
+			probe   TEXT NOT NULL,
+			params  TEXT NOT NULL,
+			label   TEXT NOT NULL,
+			started BIGINT NOT NULL,
+			unit    TEXT NOT NULL,
+			better  TEXT NOT NULL,
+			median  DOUBLE PRECISION NOT NULL,
+			PRIMARY KEY (run_id, metric)
+		)`,
+		`CREATE INDEX run_metrics_probe ON run_metrics (probe, host, started)`,
+	},
+}
+
+// stepHooks[i] runs in migration i's transaction after its statements:
+// what SQL alone cannot do (medians computed as Go computes them).
+var stepHooks = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
+	3: backfillRunMetrics,
 }
 
 // SchemaVersion is the database schema this perflab writes.
@@ -186,6 +212,11 @@ func (s *Store) step(ctx context.Context, v int) (int, error) {
 	}
 	for _, stmt := range migrations[v] {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return v, err
+		}
+	}
+	if hook := stepHooks[v]; hook != nil {
+		if err := hook(ctx, s, tx); err != nil {
 			return v, err
 		}
 	}

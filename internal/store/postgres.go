@@ -57,11 +57,12 @@ func openPostgres(dsn string, readOnly bool) (*Store, error) {
 	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, d: pgDialect{}, readOnly: readOnly, Path: shown}
 	ctx := context.Background()
-	if readOnly {
-		err = s.checkReadable(ctx)
-	} else {
-		err = s.migrate(ctx)
-	}
+	err = retry(ctx, func() error {
+		if readOnly {
+			return s.checkReadable(ctx)
+		}
+		return s.migrate(ctx)
+	})
 	if err != nil {
 		db.Close()
 		if errors.Is(err, ErrNoDatabase) {
@@ -107,7 +108,7 @@ func pgErr(err error) error {
 		case pgNoDatabase:
 			return fmt.Errorf("%w: %s (create it with createdb, or name another in the URL)", ErrBadPath, pe.Message)
 		}
-		return fmt.Errorf("PostgreSQL: %s (SQLSTATE %s)", pe.Message, pe.Code)
+		return &pgWrapped{msg: fmt.Sprintf("PostgreSQL: %s (SQLSTATE %s)", pe.Message, pe.Code), err: err}
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
@@ -134,3 +135,13 @@ func pgWriteErr(path string, err error) error {
 	}
 	return err
 }
+
+// pgWrapped is the server's error in perflab's words, still unwrapping to
+// it so that retry can tell a transient refusal.
+type pgWrapped struct {
+	msg string
+	err error
+}
+
+func (e *pgWrapped) Error() string { return e.msg }
+func (e *pgWrapped) Unwrap() error { return e.err }

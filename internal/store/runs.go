@@ -101,6 +101,9 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 	if err := s.insertSamples(ctx, tx, r); err != nil {
 		return false, err
 	}
+	if err := s.insertMetricRows(ctx, tx, MetricRows(r)); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 
@@ -268,8 +271,10 @@ func (s *Store) delete(ctx context.Context, id string) error {
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT snapshot_id FROM runs WHERE id = ?`), full).Scan(&snap); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM samples WHERE run_id = ?`), full); err != nil {
-		return err
+	for _, table := range []string{"samples", "run_metrics"} {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE run_id = ?`), full); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM runs WHERE id = ?`), full); err != nil {
 		return err
@@ -308,14 +313,23 @@ func (s *Store) Labels(ctx context.Context) ([]LabelCount, error) {
 	return out, rows.Err()
 }
 
-// load decodes a run document and attaches its samples in iteration order.
-func (s *Store) load(ctx context.Context, id, doc string) (*run.Run, error) {
+// decodeRun decodes a stored run document.
+func decodeRun(id, doc string) (*run.Run, error) {
 	var r run.Run
 	if err := json.Unmarshal([]byte(doc), &r); err != nil {
 		return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
 	}
 	if r.Schema > run.Schema {
 		return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, r.Schema)
+	}
+	return &r, nil
+}
+
+// load decodes a run document and attaches its samples in iteration order.
+func (s *Store) load(ctx context.Context, id, doc string) (*run.Run, error) {
+	r, err := decodeRun(id, doc)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT metric, iteration, value FROM samples WHERE run_id = ? ORDER BY iteration, metric`), id)
 	if err != nil {
@@ -332,8 +346,13 @@ func (s *Store) load(ctx context.Context, id, doc string) (*run.Run, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// Restore metric order within an iteration as the probe declared it,
-	// rather than the alphabetical order of the query.
+	sortSamples(r)
+	return r, nil
+}
+
+// sortSamples orders samples by iteration and, within one, in the order
+// the probe declared its metrics (the query's order is alphabetical).
+func sortSamples(r *run.Run) {
 	order := make(map[string]int, len(r.Metrics))
 	for i, m := range r.Metrics {
 		order[m.Name] = i
@@ -343,9 +362,11 @@ func (s *Store) load(ctx context.Context, id, doc string) (*run.Run, error) {
 		if a.Iteration != b.Iteration {
 			return a.Iteration < b.Iteration
 		}
-		return order[a.Metric] < order[b.Metric]
+		if order[a.Metric] != order[b.Metric] {
+			return order[a.Metric] < order[b.Metric]
+		}
+		return a.Metric < b.Metric
 	})
-	return &r, nil
 }
 
 // resolve expands an id prefix to the one full id in table that starts

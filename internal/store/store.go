@@ -114,7 +114,8 @@ func Open(dsn string) (*Store, error) {
 	// connection cannot deadlock against itself on a write lock.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db, d: d, Path: path}
-	if err := s.migrate(context.Background()); err != nil {
+	ctx := context.Background()
+	if err := retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}

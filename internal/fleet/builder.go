@@ -1,0 +1,256 @@
+package fleet
+
+import (
+	"math"
+	"sort"
+
+	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
+	"github.com/perflab/perflab/internal/snapshot/factpath"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Builder makes a Report piecewise, so that a store of a million runs and
+// ten thousand snapshots is read without holding it: hosts are added in
+// name order with the facts of their latest snapshot (Facts, which may run
+// concurrently once the Reference is set), and each run's median per
+// metric as it is read. Build and FromStore both use it, so the report is
+// the same whichever way its input arrives.
+type Builder struct {
+	w       *audit.Workload
+	differ  *compare.SnapshotDiffer
+	hosts   []Host
+	names   []string                     // hosts with a snapshot, in order
+	refVal  map[string]string            // path → the reference host's value
+	hostVal map[string]map[string]string // path → host → its value
+	audit   *Audit
+	auditBy map[string]*auditCount
+	metrics map[key]*metricAcc
+}
+
+type auditCount struct {
+	c    AuditCount
+	fail []string
+}
+
+type metricAcc struct {
+	m       Metric
+	medians map[string][]float64
+}
+
+// HostFacts is what a report keeps of one host's snapshot: its grouping
+// identity, the setting and identity facts that differ from the
+// reference snapshot's, and its audit outcomes.
+type HostFacts struct {
+	ok                                bool
+	cpuModel, microcode, kernel, virt string
+	diffs                             []compare.Diff
+	findings                          []audit.Finding
+}
+
+// NewBuilder starts a report; w is the audit side's workload (nil: none).
+func NewBuilder(w *audit.Workload) *Builder {
+	b := &Builder{w: w, refVal: map[string]string{}, hostVal: map[string]map[string]string{}, metrics: map[key]*metricAcc{}}
+	if w != nil {
+		b.audit = &Audit{Workload: w.Label(), Findings: []AuditCount{}}
+		b.auditBy = map[string]*auditCount{}
+	}
+	return b
+}
+
+// Reference sets the snapshot every other host's is diffed against: that
+// of the first host (in name order) with one. Call it before Facts.
+func (b *Builder) Reference(s *snapshot.Snapshot) { b.differ = compare.NewSnapshotDiffer(s) }
+
+// Facts reduces a host's latest snapshot (nil: none) to what the report
+// needs. It is safe for concurrent use after Reference.
+func (b *Builder) Facts(s *snapshot.Snapshot) HostFacts {
+	if s == nil {
+		return HostFacts{}
+	}
+	f := HostFacts{ok: true, cpuModel: s.CPU.Model, microcode: s.CPU.Microcode, kernel: s.Kernel.Release, virt: s.Host.Virtualization}
+	if b.differ != nil {
+		for _, d := range b.differ.Diff(s) {
+			k, ok := factpath.KindOf(d.Path)
+			if !ok || (k != factpath.Setting && k != factpath.Identity) || isPerHost(d.Path) {
+				continue
+			}
+			f.diffs = append(f.diffs, d)
+		}
+	}
+	if b.w != nil {
+		for _, x := range audit.Run(s, b.w) {
+			if x.Status == audit.Fail || x.Status == audit.Pass {
+				f.findings = append(f.findings, x)
+			}
+		}
+	}
+	return f
+}
+
+// AddHost adds a host (in name order) with its runs counted, its latest
+// run and the id of its latest snapshot, and the Facts of that snapshot.
+func (b *Builder) AddHost(h Host, f HostFacts) {
+	if f.ok {
+		h.CPUModel, h.Microcode, h.Kernel, h.Virtualization = f.cpuModel, f.microcode, f.kernel, f.virt
+		first := len(b.names) == 0
+		b.names = append(b.names, h.Name)
+		if !first {
+			for _, d := range f.diffs {
+				b.refVal[d.Path] = d.Before
+				if b.hostVal[d.Path] == nil {
+					b.hostVal[d.Path] = map[string]string{}
+				}
+				b.hostVal[d.Path][h.Name] = d.After
+			}
+		}
+		b.addAudit(h.Name, f.findings)
+	} else {
+		h.SnapshotID = ""
+	}
+	b.hosts = append(b.hosts, h)
+}
+
+func (b *Builder) addAudit(host string, findings []audit.Finding) {
+	if b.audit == nil {
+		return
+	}
+	b.audit.Hosts++
+	for _, f := range findings {
+		c := b.auditBy[f.Rule]
+		if c == nil {
+			c = &auditCount{c: AuditCount{Rule: f.Rule, Title: f.Title, Severity: f.Severity}}
+			b.auditBy[f.Rule] = c
+		}
+		c.c.Of++
+		if f.Status == audit.Fail {
+			c.fail = append(c.fail, host)
+			if f.Severity > c.c.Severity {
+				c.c.Severity = f.Severity
+			}
+		}
+	}
+}
+
+// AddRun adds a run's medians (a run that did not complete, failed or was
+// interrupted adds nothing).
+func (b *Builder) AddRun(r *run.Run) {
+	if !r.Complete || r.Stop == run.StopFailed || r.Stop == run.StopInterrupted {
+		return
+	}
+	ps := r.ParamKey()
+	for _, md := range r.Metrics {
+		vs := r.Values(md.Name)
+		if len(vs) == 0 {
+			continue
+		}
+		b.AddMedian(r.Probe, md.Name, ps, md.Unit, md.Better, r.Host, stats.Median(vs))
+	}
+}
+
+// AddMedian adds one run's median of one metric on host.
+func (b *Builder) AddMedian(probe, metric, params, unit string, better run.Better, host string, med float64) {
+	if math.IsNaN(med) || math.IsInf(med, 0) {
+		return
+	}
+	k := key{probe, metric, params}
+	a := b.metrics[k]
+	if a == nil {
+		a = &metricAcc{m: Metric{Probe: probe, Metric: metric, Params: params, Unit: unit, Better: better}, medians: map[string][]float64{}}
+		b.metrics[k] = a
+	}
+	a.medians[host] = append(a.medians[host], med)
+}
+
+// Report finishes the report.
+func (b *Builder) Report() *Report {
+	rep := &Report{Rule: RuleText, Hosts: b.hosts, Groups: groups(b.hosts), Settings: b.settings(), Metrics: []Metric{}}
+	if rep.Hosts == nil {
+		rep.Hosts = []Host{}
+	}
+	if rep.Groups == nil {
+		rep.Groups = []Group{}
+	}
+	facts := factTable(b.hosts, rep.Groups, rep.Settings)
+	for _, a := range b.metrics {
+		m := a.m
+		for h, meds := range a.medians {
+			hv := HostValue{Host: h, Value: stats.Median(meds), Runs: len(meds)}
+			if len(meds) >= 2 {
+				hv.Noise = MADScale * mad(meds)
+			}
+			m.Hosts = append(m.Hosts, hv)
+		}
+		sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
+		outliers(&m, facts)
+		rep.Metrics = append(rep.Metrics, m)
+	}
+	sort.Slice(rep.Metrics, func(i, j int) bool {
+		a, b := rep.Metrics[i], rep.Metrics[j]
+		if a.Probe != b.Probe {
+			return a.Probe < b.Probe
+		}
+		if a.Metric != b.Metric {
+			return a.Metric < b.Metric
+		}
+		return a.Params < b.Params
+	})
+	if b.audit != nil {
+		rep.Audit = b.finishAudit()
+	}
+	return rep
+}
+
+// settings are the setting and identity facts that differ between the
+// hosts' latest snapshots: each host was diffed against the first host's,
+// and a host without a difference at a path holds the first host's value.
+func (b *Builder) settings() []Setting {
+	if len(b.names) < 2 {
+		return []Setting{}
+	}
+	out := make([]Setting, 0, len(b.refVal))
+	for p, rv := range b.refVal {
+		m := map[string][]string{}
+		for _, n := range b.names {
+			v, ok := b.hostVal[p][n]
+			if !ok {
+				v = rv
+			}
+			m[v] = append(m[v], n)
+		}
+		k, _ := factpath.KindOf(p)
+		s := Setting{Fact: p, Kind: k, Values: values(m), byHost: map[string]int{}}
+		for i, v := range s.Values {
+			for _, h := range v.Hosts {
+				s.byHost[h] = i
+			}
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Fact < out[j].Fact })
+	return out
+}
+
+func (b *Builder) finishAudit() *Audit {
+	a := b.audit
+	for _, c := range b.auditBy {
+		if len(c.fail) == 0 {
+			continue
+		}
+		c.c.Hosts = c.fail
+		a.Findings = append(a.Findings, c.c)
+	}
+	sort.Slice(a.Findings, func(i, j int) bool {
+		x, y := a.Findings[i], a.Findings[j]
+		if x.Severity != y.Severity {
+			return x.Severity > y.Severity
+		}
+		if len(x.Hosts) != len(y.Hosts) {
+			return len(x.Hosts) > len(y.Hosts)
+		}
+		return x.Rule < y.Rule
+	})
+	return a
+}
