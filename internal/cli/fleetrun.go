@@ -27,7 +27,7 @@ func runFleet(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 	o := fleetrun.Options{
 		Forks: rf.forks, HostTimeout: rf.hostTimeout,
 		Conn:     remote.Options{AcceptNewHostKey: rf.acceptNew},
-		Binary:   remote.BinaryOptions{Path: rf.binary},
+		Binary:   remote.BinaryOptions{Path: rf.binary, Cache: !rf.noCache},
 		Args:     remote.ForwardArgs(e.args, localOnlyValue, localOnlyBool),
 		Export:   cmd.Name() == "bench" || cmd.Name() == "check",
 		Snapshot: cmd.Name() == "audit" || cmd.Name() == "snapshot",

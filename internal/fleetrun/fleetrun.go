@@ -103,9 +103,21 @@ type Outcome struct {
 	Reason   string          `json:"reason,omitempty"`
 	ExitCode int             `json:"exit_code"`
 	Seconds  float64         `json:"seconds"`
+	Phases   *Phases         `json:"phases,omitempty"` // where the host's time went
 	Stored   []string        `json:"stored,omitempty"` // run ids, or "snapshot ID"
 	Output   json.RawMessage `json:"output,omitempty"` // the command's output when it is JSON
 	Text     string          `json:"text,omitempty"`   // the command's output otherwise
+}
+
+// Phases is where one host's time went, in seconds: the SSH connection
+// (handshake and authentication), making perflab runnable there (finding
+// it installed or cached, or copying it), the command (with the snapshot
+// to store), and storing what came back.
+type Phases struct {
+	Connect float64 `json:"connect"`
+	Prepare float64 `json:"prepare"`
+	Run     float64 `json:"run"`
+	Store   float64 `json:"store,omitempty"`
 }
 
 // Report is the fleet run's result, hosts in inventory order.
@@ -165,7 +177,8 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 		hctx, cancel = context.WithTimeout(ctx, o.HostTimeout)
 		defer cancel()
 	}
-	res, err := execHost(hctx, h, o, prefixWriter(pr, h.Name))
+	ph := &Phases{}
+	res, err := execHost(hctx, h, o, prefixWriter(pr, h.Name), ph)
 	switch {
 	case err != nil && o.HostTimeout > 0 && time.Since(start) >= o.HostTimeout && ctx.Err() == nil:
 		out.Status, out.Reason = Failed, fmt.Sprintf("timed out after %s (--host-timeout)", o.HostTimeout)
@@ -177,7 +190,9 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 		setOutput(&out, res.stdout)
 		if o.Store != nil {
 			stmu.Lock()
+			t := time.Now()
 			out.Stored, err = store(context.WithoutCancel(ctx), o.Store, h.Name, res)
+			ph.Store = time.Since(t).Seconds()
 			stmu.Unlock()
 			if err != nil {
 				out.Status, out.Reason = Failed, "not stored: "+err.Error()
@@ -185,6 +200,9 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 		}
 	}
 	out.Seconds = time.Since(start).Seconds()
+	if *ph != (Phases{}) {
+		out.Phases = ph
+	}
 	line := fmt.Sprintf("[%s] %s (%.1f s)", h.Name, out.Status, out.Seconds)
 	if out.Reason != "" {
 		line += ": " + out.Reason
@@ -200,9 +218,11 @@ type hostResult struct {
 	snapshot []byte
 }
 
-// execHost opens one SSH connection, runs the command (and the snapshot
-// when asked for) and closes everything it started there.
-func execHost(ctx context.Context, h Host, o Options, stderr io.Writer) (*hostResult, error) {
+// execHost opens one SSH connection, makes perflab runnable there (its
+// cached build, or a copy), runs the command once (the agent sends the
+// snapshot to store with its output) and closes everything it started
+// there.
+func execHost(ctx context.Context, h Host, o Options, stderr io.Writer, ph *Phases) (*hostResult, error) {
 	if h.Refuse != "" {
 		return nil, &remote.Error{Kind: remote.KindFailed, Target: h.Name, Msg: h.Refuse}
 	}
@@ -216,49 +236,50 @@ func execHost(ctx context.Context, h Host, o Options, stderr io.Writer) (*hostRe
 		conn.Notes = stderr
 	}
 	o.Binary.Notes = stderr
-	s, err := remote.OpenSession(ctx, h.Name, remote.ExecOptions{Conn: conn, Binary: o.Binary, Stderr: stderr})
+	began := time.Now()
+	c, err := remote.Connect(ctx, h.Name, conn)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
-	var stdout bytes.Buffer
-	r, err := s.Run(ctx, o.Args, o.Export, &stdout, stderr)
+	defer c.Close()
+	ph.Connect = time.Since(began).Seconds()
+	began = time.Now()
+	r, err := remote.Prepare(ctx, c, o.Binary)
 	if err != nil {
 		return nil, err
 	}
-	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export}
-	if o.Snapshot && r.Code < 2 {
-		var snap bytes.Buffer
-		sr, err := s.Run(ctx, []string{"snapshot", "--format", "json"}, false, &snap, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if sr.Code != 0 {
-			return nil, &remote.Error{Kind: remote.KindFailed, Target: h.Name, Msg: fmt.Sprintf("taking the snapshot to store exited %d", sr.Code)}
-		}
-		res.snapshot = snap.Bytes()
-	}
-	return res, nil
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		r.Close(cctx) //nolint:errcheck // best effort: the agent removed a private copy already, or its sweep will
+	}()
+	ph.Prepare = time.Since(began).Seconds()
+	began = time.Now()
+	res, err := runSpec(ctx, o, stderr, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
+		return r.RunSpec(ctx, spec, stdout, stderr)
+	})
+	ph.Run = time.Since(began).Seconds()
+	return res, err
 }
 
 // execLocal runs the command (and the snapshot) on this machine.
 func execLocal(ctx context.Context, o Options, stderr io.Writer) (*hostResult, error) {
+	return runSpec(ctx, o, stderr, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
+		return remote.RunLocalSpec(ctx, spec, stdout, stderr)
+	})
+}
+
+// runSpec runs the command once under the agent, which also sends back
+// the host's snapshot when it is to be stored (the one an audit audited).
+func runSpec(ctx context.Context, o Options, stderr io.Writer, run func(remote.RunSpec, io.Writer) (*remote.Result, error)) (*hostResult, error) {
 	var stdout bytes.Buffer
-	r, err := remote.RunLocal(ctx, o.Args, o.Export, &stdout, stderr)
+	r, err := run(remote.RunSpec{Args: o.Args, Export: o.Export, Snapshot: o.Snapshot}, &stdout)
 	if err != nil {
 		return nil, err
 	}
-	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export}
-	if o.Snapshot && r.Code < 2 {
-		var snap bytes.Buffer
-		sr, err := remote.RunLocal(ctx, []string{"snapshot", "--format", "json"}, false, &snap, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if sr.Code != 0 {
-			return nil, &remote.Error{Kind: remote.KindFailed, Target: "local", Msg: fmt.Sprintf("taking the snapshot to store exited %d", sr.Code)}
-		}
-		res.snapshot = snap.Bytes()
+	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export, snapshot: r.Snapshot}
+	if o.Snapshot && r.Code < 2 && len(r.Snapshot) == 0 {
+		return nil, &remote.Error{Kind: remote.KindFailed, Msg: "the host sent no snapshot to store"}
 	}
 	return res, nil
 }
