@@ -36,8 +36,13 @@ const (
 	Findings    Status = "findings"         // the command ran and found problems (exit 1, or failing audit findings)
 	Unreachable Status = "unreachable"      // DNS, refused, timeout, no route
 	HostKey     Status = "host key refused" // unknown or changed host key
-	Failed      Status = "failed"           // anything else: authentication, copy, the command's own error, timeout
+	AuthFailed  Status = "auth failed"      // the host refused every key for the user
+	TimedOut    Status = "timed out"        // --host-timeout passed before the host finished
+	Failed      Status = "failed"           // anything else: copy, the command's own error, a lost connection
 )
+
+// Statuses lists every status in the order reports count them.
+var Statuses = []Status{OK, Findings, Unreachable, HostKey, AuthFailed, TimedOut, Failed}
 
 // Failure reports whether the status means the host did not run the command.
 func (s Status) Failure() bool { return s != OK && s != Findings }
@@ -93,6 +98,11 @@ type Options struct {
 	Snapshot    bool     // also take and store each host's snapshot (audit, snapshot)
 	Store       Store    // nil stores nothing
 	Progress    io.Writer
+	// OnHost, when set, receives each host's outcome as soon as the host
+	// is done (one call at a time, in the order hosts finish), with its
+	// output; the Report then keeps only the outcome rows (Output and Text
+	// dropped), so memory does not grow with the hosts' outputs.
+	OnHost func(rep *Report, o Outcome) error
 }
 
 // Outcome is one host's result.
@@ -126,6 +136,9 @@ type Report struct {
 	Forks           int       `json:"forks"`
 	MaxOpenSessions int       `json:"max_open_sessions"` // the most SSH connections open at once
 	Hosts           []Outcome `json:"hosts"`
+	// WriteErr is the first error OnHost returned (the output could not be
+	// written; the hosts still ran and were stored).
+	WriteErr error `json:"-"`
 }
 
 // Run runs o.Args on every host, at most o.Forks at a time.
@@ -144,13 +157,23 @@ func Run(ctx context.Context, hosts []Host, o Options) *Report {
 		next = make(chan int)
 		pr   = &syncWriter{w: o.Progress}
 		stmu sync.Mutex // one writer to the store at a time (SQLite)
+		onmu sync.Mutex // one OnHost call at a time
 	)
 	for w := 0; w < min(o.Forks, len(hosts)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rep.Hosts[i] = runHost(ctx, hosts[i], o, pr, &stmu)
+				out := runHost(ctx, hosts[i], o, pr, &stmu)
+				if o.OnHost != nil {
+					onmu.Lock()
+					if err := o.OnHost(rep, out); err != nil && rep.WriteErr == nil {
+						rep.WriteErr = err
+					}
+					onmu.Unlock()
+					out.Output, out.Text = nil, ""
+				}
+				rep.Hosts[i] = out
 			}
 		}()
 	}
@@ -181,7 +204,7 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 	res, err := execHost(hctx, h, o, prefixWriter(pr, h.Name), ph)
 	switch {
 	case err != nil && o.HostTimeout > 0 && time.Since(start) >= o.HostTimeout && ctx.Err() == nil:
-		out.Status, out.Reason = Failed, fmt.Sprintf("timed out after %s (--host-timeout)", o.HostTimeout)
+		out.Status, out.Reason = TimedOut, fmt.Sprintf("not done after %s (--host-timeout)%s", o.HostTimeout, phaseAt(ph))
 	case err != nil:
 		out.Status, out.Reason = Classify(err)
 	default:
@@ -209,6 +232,17 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 	}
 	fmt.Fprintln(pr, line)
 	return out
+}
+
+// phaseAt says where a host that ran out of time was.
+func phaseAt(ph *Phases) string {
+	switch {
+	case ph.Connect == 0:
+		return ", connecting"
+	case ph.Prepare == 0:
+		return ", making perflab runnable there"
+	}
+	return ", running the command"
 }
 
 type hostResult struct {
@@ -328,6 +362,8 @@ func Classify(err error) (Status, string) {
 		return Unreachable, reason
 	case remote.KindHostKeyChanged, remote.KindHostKeyUnknown:
 		return HostKey, reason
+	case remote.KindAuth:
+		return AuthFailed, reason
 	}
 	if err == context.Canceled {
 		return Failed, "interrupted"

@@ -228,13 +228,18 @@ d=` + CacheDir + `
 mkdir -p "$d" || exit 1
 find "$d" -maxdepth 1 -name '.upload.*' -mmin +60 -exec rm -f {} + 2>/dev/null
 t=$(mktemp "$d/.upload.XXXXXXXX") || exit 1
-if cat > "$t" && [ "$(wc -c < "$t")" -eq %[1]d ] && [ "$(sha256sum < "$t" | cut -d' ' -f1)" = %[2]s ]; then
+if cat > "$t" && [ "$(wc -c < "$t")" -eq %[1]d ] && [ "$(` + sha256Cmd + ` < "$t" | cut -d' ' -f1)" = %[2]s ]; then
   chmod 700 "$t" && mv -f "$t" "$d/perflab-%[2]s" && touch "$d/perflab-%[2]s" || exit 1
   ls -t "$d" | grep '^perflab-' | tail -n +4 | while read -r old; do rm -f "$d/$old"; done
   echo "$d/perflab-%[2]s"
 else
   rm -f "$t"; echo "copy of perflab failed its size or checksum check" >&2; exit 1
 fi`
+
+// sha256Cmd prints the SHA-256 of stdin first on its line: OpenSSL's when
+// the host has it (hardware SHA extensions: a tenth of coreutils'
+// sha256sum's CPU time for perflab's 36 MB), else sha256sum.
+const sha256Cmd = `{ if command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 -r; else sha256sum; fi; }`
 
 // cached uses the host's cached build sum, or copies it into the cache.
 func (r *Runner) cached(ctx context.Context, bin, sum string, size int64, likely string, lines []string, notes io.Writer) error {
@@ -277,7 +282,7 @@ func (r *Runner) cached(ctx context.Context, bin, sum string, size int64, likely
 // truncates stdin) it removes the directory.
 const uploadScript = `umask 077
 d=$(mktemp -d "${TMPDIR:-/tmp}/` + DirPrefix + `XXXXXXXX") || exit 1
-if cat > "$d/perflab" && [ "$(wc -c < "$d/perflab")" -eq %d ] && [ "$(sha256sum < "$d/perflab" | cut -d' ' -f1)" = %s ]; then
+if cat > "$d/perflab" && [ "$(wc -c < "$d/perflab")" -eq %d ] && [ "$(` + sha256Cmd + ` < "$d/perflab" | cut -d' ' -f1)" = %s ]; then
   chmod 700 "$d/perflab" && echo "$d"
 else
   rm -rf "$d"; echo "copy of perflab failed its size or checksum check" >&2; exit 1

@@ -2,10 +2,13 @@
 // namespace lab (internal/testlab): it builds N lab hosts (network
 // namespaces with their own sshd), runs one perflab command across the
 // first n of them for every n of -sizes at -forks, and prints the wall
-// time, the per-host outcome counts and the controller's peak RSS (from
-// wait4's rusage) per size. The largest size runs twice: cold (nothing
-// cached on the hosts) and warm (the binary cached there by hash). The lab
-// is removed at the end, on an error and on Ctrl-C.
+// time, the per-host outcome counts, the median and slowest host's
+// phases, and the controller's peak RSS and CPU time (from wait4's
+// rusage). It runs first on all hosts with nothing cached there (cold:
+// each host gets a copy of perflab), then on each size with the build
+// cached on the hosts by its hash (warm). Every lab host has its own home
+// (testlab OwnHome), so caches are per host as on separate machines. The
+// lab is removed at the end, on an error and on Ctrl-C.
 //
 //	go run ./internal/testlab/fanoutbench -bin ./perflab -sizes 10,25,50 -forks 10
 //
@@ -80,15 +83,14 @@ func run(bin, sizeList string, forks int, command, prefix string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	fmt.Printf("%-6s %-5s %-6s %9s %10s  %s\n", "hosts", "forks", "cache", "wall", "peak RSS", "outcomes")
-	for i, n := range ns {
-		cache := "cold"
-		for _, m := range ns[:i] {
-			if m >= n {
-				cache = "warm"
-			}
-		}
-		if err := once(l, bin, work, command, n, forks, cache); err != nil {
+	fmt.Printf("%-6s %-5s %-6s %9s %10s %9s  %s\n", "hosts", "forks", "cache", "wall", "peak RSS", "ctl CPU", "outcomes")
+	// First on every host with nothing cached there (each gets a copy of
+	// perflab), then each size again with the build cached on the hosts.
+	if err := once(l, bin, work, command, maxN, forks, "cold"); err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if err := once(l, bin, work, command, n, forks, "warm"); err != nil {
 			return err
 		}
 	}
@@ -123,11 +125,12 @@ func once(l *testlab.Lab, bin, work, command string, n, forks int, cache string)
 	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss // KiB
 	}
+	cpu := c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 	counts, err := outcomes(stdout.Bytes())
 	if err != nil {
 		return fmt.Errorf("%d hosts: %v\n%s", n, err, tail(stderr.String()))
 	}
-	fmt.Printf("%-6d %-5d %-6s %8.1fs %7.1f MiB  %s\n", n, forks, cache, wall.Seconds(), float64(rss)/1024, counts)
+	fmt.Printf("%-6d %-5d %-6s %8.1fs %6.1f MiB %8.2fs  %s\n", n, forks, cache, wall.Seconds(), float64(rss)/1024, cpu.Seconds(), counts)
 	if os.Getenv("FANOUT_VERBOSE") != "" {
 		os.Stderr.Write(stderr.Bytes())
 	}
