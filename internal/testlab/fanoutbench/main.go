@@ -78,11 +78,10 @@ func run(bin, sizeList string, forks int, command, prefix string) error {
 	if err := l.TrustAll(); err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "fanoutbench.")
-	if err != nil {
+	work := filepath.Join(l.Dir, "bench") // removed with the lab, also on Ctrl-C
+	if err := os.Mkdir(work, 0o700); err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
 	fmt.Printf("%-6s %-5s %-6s %9s %10s %9s  %s\n", "hosts", "forks", "cache", "wall", "peak RSS", "ctl CPU", "outcomes")
 	// First on every host with nothing cached there (each gets a copy of
 	// perflab), then each size again with the build cached on the hosts.
