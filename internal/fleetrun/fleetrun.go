@@ -289,7 +289,7 @@ func execHost(ctx context.Context, h Host, o Options, stderr io.Writer, ph *Phas
 	}()
 	ph.Prepare = time.Since(began).Seconds()
 	began = time.Now()
-	res, err := runSpec(ctx, o, stderr, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
+	res, err := runSpec(o, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
 		return r.RunSpec(ctx, spec, stdout, stderr)
 	})
 	ph.Run = time.Since(began).Seconds()
@@ -298,14 +298,14 @@ func execHost(ctx context.Context, h Host, o Options, stderr io.Writer, ph *Phas
 
 // execLocal runs the command (and the snapshot) on this machine.
 func execLocal(ctx context.Context, o Options, stderr io.Writer) (*hostResult, error) {
-	return runSpec(ctx, o, stderr, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
+	return runSpec(o, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
 		return remote.RunLocalSpec(ctx, spec, stdout, stderr)
 	})
 }
 
 // runSpec runs the command once under the agent, which also sends back
 // the host's snapshot when it is to be stored (the one an audit audited).
-func runSpec(ctx context.Context, o Options, stderr io.Writer, run func(remote.RunSpec, io.Writer) (*remote.Result, error)) (*hostResult, error) {
+func runSpec(o Options, run func(remote.RunSpec, io.Writer) (*remote.Result, error)) (*hostResult, error) {
 	var stdout bytes.Buffer
 	r, err := run(remote.RunSpec{Args: o.Args, Export: o.Export, Snapshot: o.Snapshot}, &stdout)
 	if err != nil {
