@@ -97,7 +97,7 @@ type fleetJSON struct {
 // outlier by its quota and h4's sysctls.
 func TestFleetLab(t *testing.T) {
 	testenv.Short(t)
-	l := testlab.Start(t, testlab.Options{Prefix: "fleetrun", Hosts: []testlab.HostSpec{
+	l := testlab.Start(t, testlab.Options{Prefix: "fleetrun", OwnHome: true, Hosts: []testlab.HostSpec{
 		{Name: "h1"}, {Name: "h2"},
 		{Name: "h3", CPUQuota: 0.05},
 		{Name: "h4", Sysctls: map[string]string{"net.core.somaxconn": "256", "net.ipv4.tcp_rmem": "4096 16384 65536"}},
