@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/clierr"
+	"github.com/perflab/perflab/internal/remote"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/spf13/cobra"
@@ -158,6 +159,7 @@ func loadAuditSnapshot(f *auditFlags) (*snapshot.Snapshot, string, error) {
 		return nil, "", err
 	}
 	source := "live"
+	remote.KeepSnapshot(s) // under a fleet run's agent: the snapshot audited is the one stored
 	if t != nil {
 		source = "container " + t.C.Label()
 	}

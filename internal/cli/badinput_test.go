@@ -64,6 +64,7 @@ func TestBadInputIsOneLine(t *testing.T) {
 		{"pattern matches nothing", "", []string{"audit", "--inventory", inv, "--on", "db"}, clierr.Usage, `"db" matches no host or group`},
 		{"inventory missing", "", []string{"bench", "cpu", "--inventory", missing, "--on", "all"}, clierr.Usage, "x.out"},
 		{"bad forks", "", []string{"snapshot", "--inventory", inv, "--on", "all", "--forks", "0"}, clierr.Usage, "--forks 0"},
+		{"fleet run as md", "", []string{"audit", "--inventory", inv, "--on", "all", "--format", "md"}, clierr.Usage, "use --format text or json with --inventory"},
 		{"bad format", "", []string{"audit", "--root", metal, "--format", "xml"}, clierr.Usage, "use one of text, json, md, prom"},
 		{"unknown workload", "", []string{"audit", "--root", metal, "--workload", "nosuch"}, clierr.Usage, "perflab rules --workloads"},
 		{"bad severity", "", []string{"audit", "--root", metal, "--fail-on", "bogus"}, clierr.Usage, `--fail-on: unknown severity "bogus" (use none`},

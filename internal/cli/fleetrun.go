@@ -27,7 +27,7 @@ func runFleet(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 	o := fleetrun.Options{
 		Forks: rf.forks, HostTimeout: rf.hostTimeout,
 		Conn:     remote.Options{AcceptNewHostKey: rf.acceptNew},
-		Binary:   remote.BinaryOptions{Path: rf.binary},
+		Binary:   remote.BinaryOptions{Path: rf.binary, Cache: !rf.noCache},
 		Args:     remote.ForwardArgs(e.args, localOnlyValue, localOnlyBool),
 		Export:   cmd.Name() == "bench" || cmd.Name() == "check",
 		Snapshot: cmd.Name() == "audit" || cmd.Name() == "snapshot",
@@ -41,11 +41,10 @@ func runFleet(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 		defer st.Close()
 		o.Store = st
 	}
-	rep := fleetrun.Run(cmd.Context(), hosts, o)
-	if err := writeFleet(cmd, e, rep); err != nil {
-		return err
-	}
-	return fleetExit(rep)
+	return writeFleet(cmd, e, func(onHost func(*fleetrun.Report, fleetrun.Outcome) error) *fleetrun.Report {
+		o.OnHost = onHost
+		return fleetrun.Run(cmd.Context(), hosts, o)
+	})
 }
 
 // fleetHosts loads the inventory and resolves the --on patterns.
@@ -64,19 +63,29 @@ func fleetHosts(rf *remoteFlags) ([]fleetrun.Host, error) {
 	return fleetrun.FromInventory(sel), nil
 }
 
-func writeFleet(cmd *cobra.Command, e *env, rep *fleetrun.Report) error {
+// writeFleet streams the fleet run's output: each host's result as the
+// host finishes, then the outcome table (report.FleetRunWriter).
+func writeFleet(cmd *cobra.Command, e *env, run func(func(*fleetrun.Report, fleetrun.Outcome) error) *fleetrun.Report) error {
 	out := outputFlags{output: flagString(cmd, "output")}
 	w, commit, err := out.open(e.stdout)
 	if err != nil {
 		return err
 	}
-	if err := report.Write(w, rep, flagString(cmd, "format"), report.Options{}); err != nil {
-		return clierr.Runtimef("", "writing the fleet report: %v", err)
+	fw, err := report.NewFleetRunWriter(w, flagString(cmd, "format"))
+	if err != nil {
+		return clierr.Usagef("use --format text or json with --inventory", "%v", err)
+	}
+	rep := run(fw.Host)
+	if err := rep.WriteErr; err != nil {
+		return clierr.Runtimef("", "writing the fleet run's output: %v", err)
+	}
+	if err := fw.Close(rep); err != nil {
+		return clierr.Runtimef("", "writing the fleet run's output: %v", err)
 	}
 	if err := commit(); err != nil {
 		return clierr.Runtimef("check that the directory is writable", "%v", err)
 	}
-	return nil
+	return fleetExit(rep)
 }
 
 // fleetExit is 3 when a host did not run the command, 1 when the command

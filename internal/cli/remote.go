@@ -25,6 +25,7 @@ type remoteFlags struct {
 	inventory   string
 	forks       int
 	hostTimeout time.Duration
+	noCache     bool
 }
 
 // addRemote gives the remote-capable commands --on (one hook for all:
@@ -41,6 +42,7 @@ func addRemote(root *cobra.Command, e *env) {
 			pf.StringVar(&rf.inventory, "inventory", "", "Ansible inventory (INI or YAML): --on is then a host pattern (a host, a group, all, 'group:!other') run on every selected host")
 			pf.IntVar(&rf.forks, "forks", 5, "with --inventory: hosts run at once (SSH connections open at once)")
 			pf.DurationVar(&rf.hostTimeout, "host-timeout", 30*time.Minute, "with --inventory: give up on a host after this long (connection, run and cleanup)")
+			pf.BoolVar(&rf.noCache, "no-binary-cache", false, "with --inventory: copy perflab to each host for the run only, instead of keeping it in ~/.cache/perflab/bin there (named by its SHA-256) for the next run")
 			if c.Flags().Lookup("db") == nil {
 				c.Flags().String("db", "", "with --inventory: store each host's snapshot in this run database (default $XDG_DATA_HOME/perflab/perflab.db; postgres://… for a shared store)")
 			}
@@ -157,7 +159,7 @@ func wrapRemote(c *cobra.Command, e *env, rf *remoteFlags) {
 // sent to the remote host.
 var (
 	localOnlyValue = []string{"--on", "--remote-binary", "--db", "-o", "--output", "--inventory", "--forks", "--host-timeout"}
-	localOnlyBool  = []string{"--accept-new-host-key"}
+	localOnlyBool  = []string{"--accept-new-host-key", "--no-binary-cache"}
 )
 
 func runOn(cmd *cobra.Command, e *env, rf *remoteFlags) error {
@@ -274,5 +276,6 @@ func newRemoteAgentCmd(e *env) *cobra.Command {
 	cmd.Flags().DurationVar(&o.Heartbeat, "heartbeat", 20*time.Second, "stop when the caller is silent this long")
 	cmd.Flags().BoolVar(&o.Hold, "hold", false, "run nothing: keep --dir for a session of runs")
 	cmd.Flags().BoolVar(&o.Keep, "keep", false, "leave --dir to its holder")
+	cmd.Flags().BoolVar(&o.Snapshot, "snapshot", false, "send the host's snapshot back after the command")
 	return cmd
 }

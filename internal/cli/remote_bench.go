@@ -1,26 +1,22 @@
 package cli
 
 import (
-	"context"
-	"fmt"
-	"io"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/compare"
+	"github.com/perflab/perflab/internal/fleetrun"
 	"github.com/perflab/perflab/internal/remote"
-	"github.com/perflab/perflab/internal/run"
-	"github.com/perflab/perflab/internal/snapshot"
-	"github.com/perflab/perflab/internal/store"
 	"github.com/spf13/cobra"
 )
 
-// runBenchOnHosts is 'bench SUITE --on A --on B': every probe of the plan
-// runs on each host in turn (probe by probe, so drift falls on all hosts
-// alike), the runs are stored here attributed to each host, and the hosts
-// are compared side by side as 'perflab compare' would.
+// runBenchOnHosts is 'bench SUITE --on A --on B': fleetrun.BenchHosts
+// runs every probe of the plan on each host in turn and stores the runs
+// attributed to each host; the hosts are then compared side by side as
+// 'perflab compare' would.
 func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 	params, _ := cmd.Flags().GetStringArray("param")
 	plan, err := resolvePlan(e, cmd.Flags().Args(), params)
@@ -31,82 +27,32 @@ func runBenchOnHosts(cmd *cobra.Command, e *env, rf *remoteFlags) error {
 	if err := out.validate(); err != nil {
 		return err
 	}
-	var st *store.Store
+	o := fleetrun.BenchOptions{
+		Targets: rf.on, Conn: remote.Options{AcceptNewHostKey: rf.acceptNew}, Binary: remote.BinaryOptions{Path: rf.binary},
+		Base: benchBaseArgs(cmd, e.args), Suite: plan.Suite, Progress: e.stderr,
+	}
+	for _, it := range plan.Items {
+		o.Steps = append(o.Steps, fleetrun.BenchStep{Probe: it.Probe.Name(), Args: itemArgs(cmd, it.Params, it.Budget.String(), it.MaxRuns)})
+	}
 	if !flagBool(cmd, "no-store") {
-		if st, err = openStore(flagString(cmd, "db")); err != nil {
+		st, err := openStore(flagString(cmd, "db"))
+		if err != nil {
 			return err
 		}
 		defer st.Close()
+		o.Store = st
 	}
-	ctx := cmd.Context()
-	hosts, err := openHosts(ctx, e, rf)
-	defer func() {
-		for _, h := range hosts {
-			h.Close()
-		}
-	}()
-	if err != nil {
-		return err
+	res, err := fleetrun.BenchHosts(cmd.Context(), o)
+	var se *fleetrun.StoreError
+	switch {
+	case err != nil && cmd.Context().Err() != nil:
+		return clierr.Runtimef("runs finished so far are stored", "interrupted")
+	case errors.As(err, &se):
+		return clierr.Runtimef("", "%v", se)
+	case err != nil:
+		return remoteErr(err)
 	}
-	base := benchBaseArgs(cmd, e.args)
-	sides := make([]compare.Side, len(hosts))
-	for i, h := range hosts {
-		sides[i] = compare.Side{Name: h.Name, Snapshots: map[string]*snapshot.Snapshot{}}
-	}
-	step, failed := 0, 0
-	for _, it := range plan.Items {
-		for i, h := range hosts {
-			step++
-			fmt.Fprintf(e.stderr, "[%d/%d] %s on %s\n", step, len(plan.Items)*len(hosts), it.Probe.Name(), h.Name)
-			runs, snaps, err := benchItemOn(ctx, e, h, it.Probe.Name(), itemArgs(cmd, it.Params, it.Budget.String(), it.MaxRuns), base)
-			if err != nil {
-				if ctx.Err() != nil {
-					return clierr.Runtimef("runs finished so far are stored", "interrupted")
-				}
-				return remoteErr(err)
-			}
-			if len(runs) == 0 {
-				failed++
-			}
-			if err := addHostRuns(ctx, st, &sides[i], plan.Suite, runs, snaps); err != nil {
-				return err
-			}
-		}
-	}
-	return renderHosts(e, &out, sides, failed)
-}
-
-// addHostRuns stores one host's runs of a step (unless st is nil) and
-// adds them to its side of the comparison.
-func addHostRuns(ctx context.Context, st *store.Store, side *compare.Side, suite string, runs []*run.Run, snaps map[string]*snapshot.Snapshot) error {
-	for _, r := range runs {
-		r.Suite = suite
-		if st != nil {
-			if err := st.SaveRun(context.WithoutCancel(ctx), r, snaps[r.SnapshotID]); err != nil {
-				return clierr.Runtimef("", "storing run %s from %s: %v", r.ID, side.Name, err)
-			}
-		}
-		side.Runs = append(side.Runs, r)
-	}
-	for id, s := range snaps {
-		side.Snapshots[id] = s
-	}
-	return nil
-}
-
-// openHosts opens a session to every --on host; the caller closes the
-// ones returned, also with an error.
-func openHosts(ctx context.Context, e *env, rf *remoteFlags) ([]*remote.Session, error) {
-	hosts := make([]*remote.Session, 0, len(rf.on))
-	for _, t := range rf.on {
-		h, err := remote.OpenSession(ctx, t, remote.ExecOptions{
-			Conn: remote.Options{AcceptNewHostKey: rf.acceptNew}, Binary: remote.BinaryOptions{Path: rf.binary}, Stderr: e.stderr})
-		if err != nil {
-			return hosts, remoteErr(err)
-		}
-		hosts = append(hosts, h)
-	}
-	return hosts, nil
+	return renderHosts(e, &out, res.Sides, res.Failed)
 }
 
 // benchBaseArgs is the command line for each remote step: the user's bench
@@ -150,24 +96,6 @@ func itemArgs(cmd *cobra.Command, params map[string]string, budget string, maxRu
 		a = append(a, "--max-runs", strconv.Itoa(maxRuns))
 	}
 	return a
-}
-
-// benchItemOn runs one probe on one host and returns its runs.
-func benchItemOn(ctx context.Context, e *env, h *remote.Session, probe string, item, base []string) ([]*run.Run, map[string]*snapshot.Snapshot, error) {
-	args := append(append(append([]string{"bench", "probe:" + probe}, item...), base...), "--format", "json")
-	res, err := h.Run(ctx, args, true, io.Discard, e.stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(res.Export) == 0 {
-		fmt.Fprintf(e.stderr, "note: %s on %s stored no run (exit %d)\n", probe, h.Name, res.Code)
-		return nil, nil, nil
-	}
-	ex, err := remote.Attribute(res.Export, h.Name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ex.Runs, ex.Snapshots, nil
 }
 
 // renderHosts prints the side-by-side comparison of the hosts.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/remote"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
@@ -82,6 +83,7 @@ func collectSnapshot(root, ref string, pid int) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, clierr.Runtimef("", "snapshot of %s: %v", fs.Root(), err)
 	}
+	remote.KeepSnapshot(s) // under a fleet run's agent: the snapshot to store
 	return s, nil
 }
 

@@ -36,8 +36,13 @@ const (
 	Findings    Status = "findings"         // the command ran and found problems (exit 1, or failing audit findings)
 	Unreachable Status = "unreachable"      // DNS, refused, timeout, no route
 	HostKey     Status = "host key refused" // unknown or changed host key
-	Failed      Status = "failed"           // anything else: authentication, copy, the command's own error, timeout
+	AuthFailed  Status = "auth failed"      // the host refused every key for the user
+	TimedOut    Status = "timed out"        // --host-timeout passed before the host finished
+	Failed      Status = "failed"           // anything else: copy, the command's own error, a lost connection
 )
+
+// Statuses lists every status in the order reports count them.
+var Statuses = []Status{OK, Findings, Unreachable, HostKey, AuthFailed, TimedOut, Failed}
 
 // Failure reports whether the status means the host did not run the command.
 func (s Status) Failure() bool { return s != OK && s != Findings }
@@ -93,6 +98,11 @@ type Options struct {
 	Snapshot    bool     // also take and store each host's snapshot (audit, snapshot)
 	Store       Store    // nil stores nothing
 	Progress    io.Writer
+	// OnHost, when set, receives each host's outcome as soon as the host
+	// is done (one call at a time, in the order hosts finish), with its
+	// output; the Report then keeps only the outcome rows (Output and Text
+	// dropped), so memory does not grow with the hosts' outputs.
+	OnHost func(rep *Report, o Outcome) error
 }
 
 // Outcome is one host's result.
@@ -103,9 +113,21 @@ type Outcome struct {
 	Reason   string          `json:"reason,omitempty"`
 	ExitCode int             `json:"exit_code"`
 	Seconds  float64         `json:"seconds"`
+	Phases   *Phases         `json:"phases,omitempty"` // where the host's time went
 	Stored   []string        `json:"stored,omitempty"` // run ids, or "snapshot ID"
 	Output   json.RawMessage `json:"output,omitempty"` // the command's output when it is JSON
 	Text     string          `json:"text,omitempty"`   // the command's output otherwise
+}
+
+// Phases is where one host's time went, in seconds: the SSH connection
+// (handshake and authentication), making perflab runnable there (finding
+// it installed or cached, or copying it), the command (with the snapshot
+// to store), and storing what came back.
+type Phases struct {
+	Connect float64 `json:"connect"`
+	Prepare float64 `json:"prepare"`
+	Run     float64 `json:"run"`
+	Store   float64 `json:"store,omitempty"`
 }
 
 // Report is the fleet run's result, hosts in inventory order.
@@ -114,6 +136,9 @@ type Report struct {
 	Forks           int       `json:"forks"`
 	MaxOpenSessions int       `json:"max_open_sessions"` // the most SSH connections open at once
 	Hosts           []Outcome `json:"hosts"`
+	// WriteErr is the first error OnHost returned (the output could not be
+	// written; the hosts still ran and were stored).
+	WriteErr error `json:"-"`
 }
 
 // Run runs o.Args on every host, at most o.Forks at a time.
@@ -132,13 +157,23 @@ func Run(ctx context.Context, hosts []Host, o Options) *Report {
 		next = make(chan int)
 		pr   = &syncWriter{w: o.Progress}
 		stmu sync.Mutex // one writer to the store at a time (SQLite)
+		onmu sync.Mutex // one OnHost call at a time
 	)
 	for w := 0; w < min(o.Forks, len(hosts)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rep.Hosts[i] = runHost(ctx, hosts[i], o, pr, &stmu)
+				out := runHost(ctx, hosts[i], o, pr, &stmu)
+				if o.OnHost != nil {
+					onmu.Lock()
+					if err := o.OnHost(rep, out); err != nil && rep.WriteErr == nil {
+						rep.WriteErr = err
+					}
+					onmu.Unlock()
+					out.Output, out.Text = nil, ""
+				}
+				rep.Hosts[i] = out
 			}
 		}()
 	}
@@ -165,10 +200,11 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 		hctx, cancel = context.WithTimeout(ctx, o.HostTimeout)
 		defer cancel()
 	}
-	res, err := execHost(hctx, h, o, prefixWriter(pr, h.Name))
+	ph := &Phases{}
+	res, err := execHost(hctx, h, o, prefixWriter(pr, h.Name), ph)
 	switch {
 	case err != nil && o.HostTimeout > 0 && time.Since(start) >= o.HostTimeout && ctx.Err() == nil:
-		out.Status, out.Reason = Failed, fmt.Sprintf("timed out after %s (--host-timeout)", o.HostTimeout)
+		out.Status, out.Reason = TimedOut, fmt.Sprintf("not done after %s (--host-timeout)%s", o.HostTimeout, phaseAt(ph))
 	case err != nil:
 		out.Status, out.Reason = Classify(err)
 	default:
@@ -177,7 +213,9 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 		setOutput(&out, res.stdout)
 		if o.Store != nil {
 			stmu.Lock()
+			t := time.Now()
 			out.Stored, err = store(context.WithoutCancel(ctx), o.Store, h.Name, res)
+			ph.Store = time.Since(t).Seconds()
 			stmu.Unlock()
 			if err != nil {
 				out.Status, out.Reason = Failed, "not stored: "+err.Error()
@@ -185,12 +223,26 @@ func runHost(ctx context.Context, h Host, o Options, pr *syncWriter, stmu *sync.
 		}
 	}
 	out.Seconds = time.Since(start).Seconds()
+	if *ph != (Phases{}) {
+		out.Phases = ph
+	}
 	line := fmt.Sprintf("[%s] %s (%.1f s)", h.Name, out.Status, out.Seconds)
 	if out.Reason != "" {
 		line += ": " + out.Reason
 	}
 	fmt.Fprintln(pr, line)
 	return out
+}
+
+// phaseAt says where a host that ran out of time was.
+func phaseAt(ph *Phases) string {
+	switch {
+	case ph.Connect == 0:
+		return ", connecting"
+	case ph.Prepare == 0:
+		return ", making perflab runnable there"
+	}
+	return ", running the command"
 }
 
 type hostResult struct {
@@ -200,9 +252,11 @@ type hostResult struct {
 	snapshot []byte
 }
 
-// execHost opens one SSH connection, runs the command (and the snapshot
-// when asked for) and closes everything it started there.
-func execHost(ctx context.Context, h Host, o Options, stderr io.Writer) (*hostResult, error) {
+// execHost opens one SSH connection, makes perflab runnable there (its
+// cached build, or a copy), runs the command once (the agent sends the
+// snapshot to store with its output) and closes everything it started
+// there.
+func execHost(ctx context.Context, h Host, o Options, stderr io.Writer, ph *Phases) (*hostResult, error) {
 	if h.Refuse != "" {
 		return nil, &remote.Error{Kind: remote.KindFailed, Target: h.Name, Msg: h.Refuse}
 	}
@@ -216,49 +270,50 @@ func execHost(ctx context.Context, h Host, o Options, stderr io.Writer) (*hostRe
 		conn.Notes = stderr
 	}
 	o.Binary.Notes = stderr
-	s, err := remote.OpenSession(ctx, h.Name, remote.ExecOptions{Conn: conn, Binary: o.Binary, Stderr: stderr})
+	began := time.Now()
+	c, err := remote.Connect(ctx, h.Name, conn)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
-	var stdout bytes.Buffer
-	r, err := s.Run(ctx, o.Args, o.Export, &stdout, stderr)
+	defer c.Close()
+	ph.Connect = time.Since(began).Seconds()
+	began = time.Now()
+	r, err := remote.Prepare(ctx, c, o.Binary)
 	if err != nil {
 		return nil, err
 	}
-	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export}
-	if o.Snapshot && r.Code < 2 {
-		var snap bytes.Buffer
-		sr, err := s.Run(ctx, []string{"snapshot", "--format", "json"}, false, &snap, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if sr.Code != 0 {
-			return nil, &remote.Error{Kind: remote.KindFailed, Target: h.Name, Msg: fmt.Sprintf("taking the snapshot to store exited %d", sr.Code)}
-		}
-		res.snapshot = snap.Bytes()
-	}
-	return res, nil
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		r.Close(cctx) //nolint:errcheck // best effort: the agent removed a private copy already, or its sweep will
+	}()
+	ph.Prepare = time.Since(began).Seconds()
+	began = time.Now()
+	res, err := runSpec(o, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
+		return r.RunSpec(ctx, spec, stdout, stderr)
+	})
+	ph.Run = time.Since(began).Seconds()
+	return res, err
 }
 
 // execLocal runs the command (and the snapshot) on this machine.
 func execLocal(ctx context.Context, o Options, stderr io.Writer) (*hostResult, error) {
+	return runSpec(o, func(spec remote.RunSpec, stdout io.Writer) (*remote.Result, error) {
+		return remote.RunLocalSpec(ctx, spec, stdout, stderr)
+	})
+}
+
+// runSpec runs the command once under the agent, which also sends back
+// the host's snapshot when it is to be stored (the one an audit audited).
+func runSpec(o Options, run func(remote.RunSpec, io.Writer) (*remote.Result, error)) (*hostResult, error) {
 	var stdout bytes.Buffer
-	r, err := remote.RunLocal(ctx, o.Args, o.Export, &stdout, stderr)
+	r, err := run(remote.RunSpec{Args: o.Args, Export: o.Export, Snapshot: o.Snapshot}, &stdout)
 	if err != nil {
 		return nil, err
 	}
-	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export}
-	if o.Snapshot && r.Code < 2 {
-		var snap bytes.Buffer
-		sr, err := remote.RunLocal(ctx, []string{"snapshot", "--format", "json"}, false, &snap, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if sr.Code != 0 {
-			return nil, &remote.Error{Kind: remote.KindFailed, Target: "local", Msg: fmt.Sprintf("taking the snapshot to store exited %d", sr.Code)}
-		}
-		res.snapshot = snap.Bytes()
+	res := &hostResult{code: r.Code, stdout: stdout.Bytes(), export: r.Export, snapshot: r.Snapshot}
+	if o.Snapshot && r.Code < 2 && len(r.Snapshot) == 0 {
+		return nil, &remote.Error{Kind: remote.KindFailed, Msg: "the host sent no snapshot to store"}
 	}
 	return res, nil
 }
@@ -307,6 +362,8 @@ func Classify(err error) (Status, string) {
 		return Unreachable, reason
 	case remote.KindHostKeyChanged, remote.KindHostKeyUnknown:
 		return HostKey, reason
+	case remote.KindAuth:
+		return AuthFailed, reason
 	}
 	if err == context.Canceled {
 		return Failed, "interrupted"

@@ -98,8 +98,75 @@ func TestHostTimeout(t *testing.T) {
 		Args: []string{"audit"},
 	})
 	h := rep.Hosts[0]
-	if h.Status != Failed || !strings.Contains(h.Reason, "--host-timeout") || h.Seconds > 5 {
-		t.Errorf("slow host = %+v, want failed by --host-timeout well before the 10 s connect timeout", h)
+	if h.Status != TimedOut || !strings.Contains(h.Reason, "--host-timeout") || !strings.Contains(h.Reason, "connecting") || h.Seconds > 5 {
+		t.Errorf("slow host = %+v, want timed out by --host-timeout while connecting, well before the 10 s connect timeout", h)
+	}
+}
+
+// Results stream: with OnHost set, a host's outcome is handed over as
+// soon as that host is done, while another is still running. The first
+// host's server holds its connection until OnHost has received the second
+// host's outcome, so a Run that held results until every host finished
+// would never release it (the test's deadline fails it); no timing is
+// asserted.
+func TestOutcomesStream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	release := make(chan struct{})
+	var once sync.Once
+	inv := []inventory.Host{
+		{Name: "held", Address: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, User: "root"},
+		{Name: "refused", Connection: "winrm"}, // fails without dialling
+	}
+	var order []string
+	var heldDoneBeforeRelease bool
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case c := <-accepted:
+			<-release
+			c.Close() // the held host's handshake now fails
+		case <-ctx.Done():
+		}
+	}()
+	rep := Run(ctx, FromInventory(inv), Options{
+		Forks: 2,
+		Conn: remote.Options{Config: &remote.SSHConfig{}, KnownHosts: filepath.Join(t.TempDir(), "kh"),
+			ConnectTimeout: 5 * time.Minute},
+		Args: []string{"audit"},
+		OnHost: func(rep *Report, o Outcome) error {
+			order = append(order, o.Host)
+			if o.Host == "held" {
+				select {
+				case <-release:
+				default:
+					heldDoneBeforeRelease = true
+				}
+			}
+			if o.Host == "refused" {
+				once.Do(func() { close(release) })
+			}
+			return nil
+		},
+	})
+	if ctx.Err() != nil {
+		t.Fatal("the held host was never released: outcomes were not handed over as hosts finished")
+	}
+	if heldDoneBeforeRelease || strings.Join(order, ",") != "refused,held" {
+		t.Errorf("OnHost order %v (held done before release: %v), want refused then held", order, heldDoneBeforeRelease)
+	}
+	if rep.Hosts[0].Host != "held" || rep.Hosts[1].Host != "refused" || rep.Hosts[1].Status != Failed {
+		t.Errorf("report rows %+v, want inventory order with refused failed", rep.Hosts)
 	}
 }
 
@@ -125,7 +192,8 @@ func TestStatusAndTable(t *testing.T) {
 		&remote.Error{Kind: remote.KindHostKeyChanged, Msg: "HOST KEY CHANGED"}: HostKey,
 		&remote.Error{Kind: remote.KindHostKeyUnknown, Msg: "unknown"}:          HostKey,
 		&remote.Error{Kind: remote.KindUnreachable, Msg: "no route"}:            Unreachable,
-		&remote.Error{Kind: remote.KindAuth, Msg: "permission denied"}:          Failed,
+		&remote.Error{Kind: remote.KindAuth, Msg: "permission denied"}:          AuthFailed,
+		&remote.Error{Kind: remote.KindLost, Msg: "connection lost"}:            Failed,
 	} {
 		if got, reason := Classify(err); got != want || reason == "" {
 			t.Errorf("Classify(%v) = %s %q, want %s with a reason", err, got, reason, want)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,15 +18,38 @@ import (
 	"github.com/perflab/perflab/internal/testlab"
 )
 
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// buildPerflab builds perflab once for the package's tests (removed by
+// TestMain).
 func buildPerflab(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "perflab")
-	c := exec.Command("go", "build", "-o", bin, "github.com/perflab/perflab/cmd/perflab")
-	c.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "fleetrun-test."); buildErr != nil {
+			return
+		}
+		c := exec.Command("go", "build", "-o", filepath.Join(buildDir, "perflab"), "github.com/perflab/perflab/cmd/perflab")
+		c.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := c.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return filepath.Join(buildDir, "perflab")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
 }
 
 type result struct {
@@ -54,11 +78,12 @@ type fleetJSON struct {
 	Forks           int `json:"forks"`
 	MaxOpenSessions int `json:"max_open_sessions"`
 	Hosts           []struct {
-		Host   string          `json:"host"`
-		Status string          `json:"status"`
-		Reason string          `json:"reason"`
-		Stored []string        `json:"stored"`
-		Output json.RawMessage `json:"output"`
+		Host   string             `json:"host"`
+		Status string             `json:"status"`
+		Reason string             `json:"reason"`
+		Stored []string           `json:"stored"`
+		Output json.RawMessage    `json:"output"`
+		Phases map[string]float64 `json:"phases"`
 	} `json:"hosts"`
 }
 
@@ -72,7 +97,7 @@ type fleetJSON struct {
 // outlier by its quota and h4's sysctls.
 func TestFleetLab(t *testing.T) {
 	testenv.Short(t)
-	l := testlab.Start(t, testlab.Options{Prefix: "fleetrun", Hosts: []testlab.HostSpec{
+	l := testlab.Start(t, testlab.Options{Prefix: "fleetrun", OwnHome: true, Hosts: []testlab.HostSpec{
 		{Name: "h1"}, {Name: "h2"},
 		{Name: "h3", CPUQuota: 0.05},
 		{Name: "h4", Sysctls: map[string]string{"net.core.somaxconn": "256", "net.ipv4.tcp_rmem": "4096 16384 65536"}},
@@ -229,6 +254,102 @@ func benchFleet(t *testing.T, l *testlab.Lab, bin, inv, db string) {
 	for _, want := range []string{"sysctl.net.core.somaxconn", "sysctl.net.ipv4.tcp_rmem"} {
 		if !sysctls[want] {
 			t.Errorf("differing settings lack %s with h4 on one side: %v", want, sysctls)
+		}
+	}
+}
+
+// TestFanoutOutcomes: six inventory hosts at --forks 3 — four lab hosts
+// (each with its own home, as separate machines), one whose inventory
+// names a key it does not accept, and an address with no host. Each host
+// gets its own outcome with its reason; the four are stored, each with
+// the snapshot it sent. The first run copies perflab into each host's
+// cache (named by its SHA-256); the second, an audit, uses the cached
+// build everywhere, copies nothing, and stores the very snapshot it
+// audited. (Results streaming as hosts finish is TestOutcomesStream's.)
+func TestFanoutOutcomes(t *testing.T) {
+	testenv.Short(t)
+	l := testlab.Start(t, testlab.Options{Prefix: "fo", OwnHome: true, Hosts: []testlab.HostSpec{
+		{Name: "f1"}, {Name: "f2"}, {Name: "f3"}, {Name: "f4"}, {Name: "wrongkey"},
+	}})
+	bin := buildPerflab(t)
+	if err := l.TrustAll(); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	var ini strings.Builder
+	ini.WriteString("[lab]\n")
+	for _, n := range []string{"f1", "f2", "f3", "f4"} {
+		fmt.Fprintf(&ini, "%s ansible_host=%s\n", n, l.Host(n).Addr)
+	}
+	fmt.Fprintf(&ini, "wrongkey ansible_host=%s ansible_ssh_private_key_file=%s\n", l.Host("wrongkey").Addr, other)
+	fmt.Fprintf(&ini, "gone ansible_host=%s.99\n", testlab.Subnet)
+	fmt.Fprintf(&ini, "\n[all:vars]\nansible_user=root\nansible_ssh_private_key_file=%s\n", l.Key)
+	inv := filepath.Join(t.TempDir(), "lab.ini")
+	if err := os.WriteFile(inv, []byte(ini.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "fleet.db")
+	st := func() *store.Store {
+		s, err := store.Open(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}()
+	for round, cmd := range []string{"snapshot", "audit"} {
+		r := perflab(t, l, bin, cmd, "--inventory", inv, "--on", "all", "--forks", "3", "--format", "json", "--db", db)
+		if r.code != 3 {
+			t.Errorf("%s: exit %d, want 3 (two hosts failed)\n%s", cmd, r.code, r.stderr)
+		}
+		var rep fleetJSON
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("%s json: %v\n%s", cmd, err, r.stdout)
+		}
+		if len(rep.Hosts) != 6 || rep.MaxOpenSessions > 3 {
+			t.Errorf("%s: %d hosts, %d connections at once; want 6 hosts, at most 3", cmd, len(rep.Hosts), rep.MaxOpenSessions)
+		}
+		for _, h := range rep.Hosts {
+			switch h.Host {
+			case "gone":
+				if h.Status != "unreachable" || !strings.Contains(h.Reason, testlab.Subnet+".99") {
+					t.Errorf("%s: gone: %s %q, want unreachable naming its address", cmd, h.Status, h.Reason)
+				}
+			case "wrongkey":
+				if h.Status != "auth failed" {
+					t.Errorf("%s: wrongkey: %s %q, want auth failed", cmd, h.Status, h.Reason)
+				}
+			default:
+				if h.Status != "ok" && h.Status != "findings" || len(h.Stored) != 1 || h.Phases == nil || h.Phases["run"] <= 0 {
+					t.Errorf("%s: %s: %s %q stored %v phases %v; want it run and its snapshot stored", cmd, h.Host, h.Status, h.Reason, h.Stored, h.Phases)
+					continue
+				}
+				id := strings.TrimPrefix(h.Stored[0], "snapshot ")
+				s, err := st.Snapshot(context.Background(), id)
+				if err != nil || s.Host.Hostname != h.Host {
+					t.Errorf("%s: %s: stored snapshot %s: %v", cmd, h.Host, id, err)
+				}
+				var a struct {
+					SnapshotID string `json:"snapshot_id"`
+				}
+				if cmd == "audit" && (json.Unmarshal(h.Output, &a) != nil || a.SnapshotID != id) {
+					t.Errorf("audit: %s audited snapshot %q, stored %s: want the one audited stored", h.Host, a.SnapshotID, id)
+				}
+				cached, _ := filepath.Glob(filepath.Join(l.Host(h.Host).Dir, "root/.cache/perflab/bin/perflab-*"))
+				if len(cached) != 1 {
+					t.Errorf("%s: %s: cached builds %v, want one in its own ~/.cache/perflab/bin", cmd, h.Host, cached)
+				}
+				note := map[bool]string{false: "[" + h.Host + "] note: " + h.Host + ": copied perflab", true: "[" + h.Host + "] note: " + h.Host + ": using the cached perflab"}[round == 1]
+				if !strings.Contains(r.stderr, note) {
+					t.Errorf("%s: progress lacks %q:\n%s", cmd, note, r.stderr)
+				}
+			}
+		}
+		if round == 1 && strings.Contains(r.stderr, "copied perflab") {
+			t.Errorf("audit copied perflab again although every host has it cached:\n%s", r.stderr)
 		}
 	}
 }

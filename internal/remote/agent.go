@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/perflab/perflab/internal/snapshot"
 )
 
 // DirPrefix starts the name of every private directory perflab makes on a
@@ -35,6 +38,34 @@ type AgentOptions struct {
 	// Keep leaves Dir to its holder: the command's store and scratch
 	// files go to a subdirectory removed when it ends.
 	Keep bool
+	// Snapshot sends the host's snapshot after the command: the one the
+	// command itself collected (audit and snapshot hand it over through
+	// SnapshotEnv, so the snapshot stored is the one audited), else a
+	// fresh one.
+	Snapshot bool
+}
+
+// SnapshotEnv names the file a command run by the agent writes the
+// snapshot it collected to (KeepSnapshot).
+const SnapshotEnv = "PERFLAB_AGENT_SNAPSHOT"
+
+// KeepSnapshot writes s as JSON to the file SnapshotEnv names, when perflab
+// runs under the agent and was asked for it; it is called by the commands
+// that collect a live snapshot. Errors are ignored: the agent then takes
+// a snapshot itself.
+func KeepSnapshot(s *snapshot.Snapshot) {
+	path := os.Getenv(SnapshotEnv)
+	if path == "" || os.Getenv("PERFLAB_REMOTE") != "1" || s == nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if err := json.NewEncoder(f).Encode(s); err != nil {
+		os.Remove(path) //nolint:errcheck
+	}
 }
 
 // RunAgent is the remote side of a run: it runs perflab Args in a private
@@ -105,8 +136,17 @@ func RunAgent(in io.Reader, out io.Writer, o AgentOptions) int {
 	// database that is about to be removed; the local side says where
 	// the runs are stored instead.
 	errs := &dropLines{w: stream{fw, frameErr}, drop: filepath.Join(work, "data")}
+	snapFile := filepath.Join(work, "snapshot.json")
+	if o.Snapshot {
+		env = append(env, SnapshotEnv+"="+snapFile)
+	}
 	code := runChild(self, o.Args, env, stream{fw, frameOut}, errs, stop)
 	errs.flush()
+	if o.Snapshot && code < 2 {
+		if snap := agentSnapshot(self, env, snapFile); len(snap) > 0 {
+			fw.send(frame{K: frameSnap, D: snap}) //nolint:errcheck
+		}
+	}
 	if o.Export {
 		if exp := exportRuns(self, env); len(exp) > 0 {
 			fw.send(frame{K: frameExport, D: exp}) //nolint:errcheck
@@ -196,6 +236,24 @@ func runChild(self string, args, env []string, stdout, stderr io.Writer, stop <-
 		return ee.ExitCode()
 	}
 	return 3
+}
+
+// agentSnapshot is the snapshot the command wrote to file, or else a
+// fresh one.
+func agentSnapshot(self string, env []string, file string) []byte {
+	if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
+		return b
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, self, "snapshot", "--format", "json")
+	c.Env = env
+	var out bytes.Buffer
+	c.Stdout = &out
+	if err := c.Run(); err != nil {
+		return nil
+	}
+	return out.Bytes()
 }
 
 // exportRuns returns the runs the command stored, as a run export ("" when

@@ -19,6 +19,7 @@ const (
 	frameOut    = "out"
 	frameErr    = "err"
 	frameExport = "export"
+	frameSnap   = "snapshot"
 	frameExit   = "exit"
 )
 

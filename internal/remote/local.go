@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"time"
 )
 
 // RunLocal runs perflab args on this machine under the same watchdog agent
@@ -17,13 +16,22 @@ import (
 // Cancelling ctx closes the agent's stdin, which stops the command (it
 // stores partial work) and waits up to 20 s before killing it.
 func RunLocal(ctx context.Context, args []string, export bool, stdout, stderr io.Writer) (*Result, error) {
+	return RunLocalSpec(ctx, RunSpec{Args: args, Export: export}, stdout, stderr)
+}
+
+// RunLocalSpec is RunLocal with the snapshot option.
+func RunLocalSpec(ctx context.Context, spec RunSpec, stdout, stderr io.Writer) (*Result, error) {
+	args := spec.Args
 	self, err := os.Executable()
 	if err != nil {
 		return nil, &Error{Kind: KindNoBinary, Target: "local", Msg: err.Error()}
 	}
 	cmdArgs := []string{AgentName}
-	if export {
+	if spec.Export {
 		cmdArgs = append(cmdArgs, "--export")
+	}
+	if spec.Snapshot {
+		cmdArgs = append(cmdArgs, "--snapshot")
 	}
 	if len(args) > 0 {
 		cmdArgs = append(append(cmdArgs, "--"), args...)
@@ -42,21 +50,7 @@ func RunLocal(ctx context.Context, args []string, export bool, stdout, stderr io
 	if err := c.Start(); err != nil {
 		return nil, &Error{Kind: KindFailed, Target: "local", Msg: "starting perflab: " + err.Error()}
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go heartbeat(ctx, in, done)
-	go func() {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			in.Close()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				c.Process.Kill() //nolint:errcheck
-			}
-		}
-	}()
+	defer superviseAgent(ctx, in, func() { _ = c.Process.Kill() })()
 	res, got := readFrames(outp, stdout, stderr)
 	waitErr := c.Wait()
 	in.Close()

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -26,7 +27,16 @@ type BinaryOptions struct {
 	Path string
 	// Notes receives one-line notes (what was copied). nil discards.
 	Notes io.Writer
+	// Cache keeps the copied build on the host, named by its SHA-256, in
+	// ${XDG_CACHE_HOME:-~/.cache}/perflab/bin (private to the login user;
+	// the three newest builds are kept), so the next run there copies
+	// nothing. Without it the copy is private to the run and removed when
+	// it ends.
+	Cache bool
 }
+
+// CacheDir is where a cached build lives on a host, as a shell word.
+const CacheDir = `"${XDG_CACHE_HOME:-$HOME/.cache}/perflab/bin"`
 
 // Runner runs perflab commands on one connected host.
 type Runner struct {
@@ -71,18 +81,43 @@ func LocalBinary(arch, explicit string) (string, error) {
 	return "", fmt.Errorf("the remote host is linux/%s but this perflab is linux/%s and %s does not exist", arch, runtime.GOARCH, sib)
 }
 
+// sums caches the SHA-256 of local builds: a fleet run prepares many
+// hosts from the same file (keyed by path, size and modification time).
+var sums sync.Map
+
+type sumKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+type sumVal struct {
+	sum  string
+	size int64
+}
+
 func fileSHA256(path string) (string, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	key := sumKey{path, fi.Size(), fi.ModTime()}
+	if v, ok := sums.Load(key); ok {
+		return v.(sumVal).sum, v.(sumVal).size, nil
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
 		return "", 0, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	sum := hex.EncodeToString(h.Sum(nil))
+	sums.Store(key, sumVal{sum, n})
+	return sum, n, nil
 }
 
 // output runs a shell command and returns its stdout.
@@ -123,7 +158,19 @@ func Prepare(ctx context.Context, c *Client, o BinaryOptions) (*Runner, error) {
 	if notes == nil {
 		notes = io.Discard
 	}
-	out, _, err := c.output(ctx, `uname -s -m; p=$(command -v perflab 2>/dev/null) && sha256sum "$p"`, nil)
+	// The build for this machine's architecture is the likely one: when
+	// caching, the same round trip asks whether the host has it cached.
+	probe := `uname -s -m; p=$(command -v perflab 2>/dev/null) && sha256sum "$p" || echo`
+	var likely string
+	var likelySize int64
+	if o.Cache {
+		if bin, err := LocalBinary(runtime.GOARCH, o.Path); err == nil {
+			if likely, likelySize, err = fileSHA256(bin); err == nil {
+				probe += "; " + cachedScript(likely, likelySize)
+			}
+		}
+	}
+	out, _, err := c.output(ctx, probe, nil)
 	if err != nil && out == "" {
 		return nil, &Error{Kind: KindFailed, Target: c.Input, Err: err, Msg: "running uname: " + err.Error()}
 	}
@@ -153,6 +200,9 @@ func Prepare(ctx context.Context, c *Client, o BinaryOptions) (*Runner, error) {
 			return r, nil
 		}
 	}
+	if o.Cache {
+		return r, r.cached(ctx, bin, sum, size, likely, lines, notes)
+	}
 	if err := r.upload(ctx, bin, sum, size); err != nil {
 		return nil, err
 	}
@@ -160,12 +210,79 @@ func Prepare(ctx context.Context, c *Client, o BinaryOptions) (*Runner, error) {
 	return r, nil
 }
 
+// cachedScript prints the path of the cached build sum when the host has
+// it: a regular file of the right size owned by the login user (the
+// directory is private to that user, and a build enters it only by an
+// atomic rename after its checksum was verified there, so it is not
+// hashed again on every run).
+func cachedScript(sum string, size int64) string {
+	return fmt.Sprintf(`f=%s/perflab-%s; if [ -f "$f" ] && [ ! -L "$f" ] && [ -O "$f" ] && [ "$(wc -c < "$f")" -eq %d ]; then echo "cached $f"; fi`, CacheDir, sum, size)
+}
+
+// cacheScript receives a build on stdin into the cache directory, checks
+// its size and SHA-256 there, renames it into place (two controllers
+// copying the same build at once both succeed), keeps the three newest
+// builds and prints the path.
+const cacheScript = `umask 077
+d=` + CacheDir + `
+mkdir -p "$d" || exit 1
+find "$d" -maxdepth 1 -name '.upload.*' -mmin +60 -exec rm -f {} + 2>/dev/null
+t=$(mktemp "$d/.upload.XXXXXXXX") || exit 1
+if cat > "$t" && [ "$(wc -c < "$t")" -eq %[1]d ] && [ "$(` + sha256Cmd + ` < "$t" | cut -d' ' -f1)" = %[2]s ]; then
+  chmod 700 "$t" && mv -f "$t" "$d/perflab-%[2]s" && touch "$d/perflab-%[2]s" || exit 1
+  ls -t "$d" | grep '^perflab-' | tail -n +4 | while read -r old; do rm -f "$d/$old"; done
+  echo "$d/perflab-%[2]s"
+else
+  rm -f "$t"; echo "copy of perflab failed its size or checksum check" >&2; exit 1
+fi`
+
+// sha256Cmd prints the SHA-256 of stdin first on its line: OpenSSL's when
+// the host has it (hardware SHA extensions: a tenth of coreutils'
+// sha256sum's CPU time for perflab's 36 MB), else sha256sum.
+const sha256Cmd = `{ if command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 -r; else sha256sum; fi; }`
+
+// cached uses the host's cached build sum, or copies it into the cache.
+func (r *Runner) cached(ctx context.Context, bin, sum string, size int64, likely string, lines []string, notes io.Writer) error {
+	if sum == likely {
+		for _, l := range lines[1:] {
+			if p, ok := strings.CutPrefix(l, "cached "); ok {
+				r.exe = p
+				fmt.Fprintf(notes, "note: %s: using the cached perflab %s\n", r.C.Input, p)
+				return nil
+			}
+		}
+	} else if out, _, err := r.C.output(ctx, cachedScript(sum, size), nil); err == nil {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(out), "cached "); ok {
+			r.exe = p
+			return nil
+		}
+	}
+	f, err := os.Open(bin)
+	if err != nil {
+		return &Error{Kind: KindNoBinary, Target: r.C.Input, Msg: err.Error()}
+	}
+	defer f.Close()
+	out, errText, err := r.C.output(ctx, fmt.Sprintf(cacheScript, size, sum), f)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errText == "" {
+			errText = err.Error()
+		}
+		return &Error{Kind: KindFailed, Target: r.C.Input, Err: err, Msg: "copying perflab into the cache: " + oneLine(errText), Hint: "is there space in ~/.cache on the host? --no-binary-cache copies it to $TMPDIR for the run only"}
+	}
+	r.exe = strings.TrimSpace(out)
+	fmt.Fprintf(notes, "note: %s: copied perflab (linux/%s, %.1f MiB, sha256 %s…) to %s\n", r.C.Input, r.Arch, float64(size)/(1<<20), sum[:12], r.exe)
+	return nil
+}
+
 // uploadScript makes a private directory, receives the binary on stdin and
 // checks its size and SHA-256 there; on any failure (a dropped connection
 // truncates stdin) it removes the directory.
 const uploadScript = `umask 077
 d=$(mktemp -d "${TMPDIR:-/tmp}/` + DirPrefix + `XXXXXXXX") || exit 1
-if cat > "$d/perflab" && [ "$(wc -c < "$d/perflab")" -eq %d ] && [ "$(sha256sum < "$d/perflab" | cut -d' ' -f1)" = %s ]; then
+if cat > "$d/perflab" && [ "$(wc -c < "$d/perflab")" -eq %d ] && [ "$(` + sha256Cmd + ` < "$d/perflab" | cut -d' ' -f1)" = %s ]; then
   chmod 700 "$d/perflab" && echo "$d"
 else
   rm -rf "$d"; echo "copy of perflab failed its size or checksum check" >&2; exit 1
@@ -196,8 +313,16 @@ func (r *Runner) upload(ctx context.Context, bin, sum string, size int64) error 
 
 // Result is what a remote command returned.
 type Result struct {
-	Code   int    // the command's exit code
-	Export []byte // runs it stored (a run export), when asked for
+	Code     int    // the command's exit code
+	Export   []byte // runs it stored (a run export), when asked for
+	Snapshot []byte // the host's snapshot (JSON), when asked for
+}
+
+// RunSpec is one command to run under the agent.
+type RunSpec struct {
+	Args     []string
+	Export   bool // send back the runs it stored
+	Snapshot bool // send back the host's snapshot (AgentOptions.Snapshot)
 }
 
 // Run runs perflab args on the host under the watchdog agent, writing the
@@ -207,6 +332,12 @@ type Result struct {
 // the private directory are removed by the agent when the run ends, and
 // the agent stops everything when the connection drops.
 func (r *Runner) Run(ctx context.Context, args []string, export bool, stdout, stderr io.Writer) (*Result, error) {
+	return r.RunSpec(ctx, RunSpec{Args: args, Export: export}, stdout, stderr)
+}
+
+// RunSpec is Run with the snapshot option.
+func (r *Runner) RunSpec(ctx context.Context, spec RunSpec, stdout, stderr io.Writer) (*Result, error) {
+	args := spec.Args
 	s, err := r.C.NewSession()
 	if err != nil {
 		return nil, r.C.sessionErr(err)
@@ -229,8 +360,11 @@ func (r *Runner) Run(ctx context.Context, args []string, export bool, stdout, st
 			cmd = append(cmd, r.mode)
 		}
 	}
-	if export {
+	if spec.Export {
 		cmd = append(cmd, "--export")
+	}
+	if spec.Snapshot {
+		cmd = append(cmd, "--snapshot")
 	}
 	if len(args) > 0 {
 		cmd = append(cmd, "--")
@@ -241,23 +375,7 @@ func (r *Runner) Run(ctx context.Context, args []string, export bool, stdout, st
 	if err := s.Start(strings.Join(cmd, " ")); err != nil {
 		return nil, r.C.sessionErr(err)
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go heartbeat(ctx, in, done)
-	go func() {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			// Ask for a clean stop; give up on the connection if the
-			// remote does not finish in time.
-			in.Close()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				r.C.Close()
-			}
-		}
-	}()
+	defer superviseAgent(ctx, in, func() { r.C.Close() })()
 	res, got := readFrames(outp, stdout, stderr)
 	waitErr := s.Wait()
 	if got {
@@ -281,6 +399,29 @@ func (r *Runner) Run(ctx context.Context, args []string, export bool, stdout, st
 		return res, &Error{Kind: KindLost, Target: r.C.Input, Msg: msg}
 	}
 	return res, &Error{Kind: KindFailed, Target: r.C.Input, Msg: "remote perflab failed: " + oneLine(msg)}
+}
+
+// superviseAgent keeps an agent's run going and stops it on ctx's
+// cancellation: it writes the heartbeat to the agent's stdin, and when ctx
+// is cancelled closes that stdin (the agent stops the command cleanly: it
+// stores partial work) and calls kill if the run has not ended 20 s
+// later. The returned function marks the run ended.
+func superviseAgent(ctx context.Context, in io.WriteCloser, kill func()) (ended func()) {
+	done := make(chan struct{})
+	go heartbeat(ctx, in, done)
+	go func() {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			in.Close()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				kill()
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // heartbeat writes a byte every 2 s; the agent stops the run when they stop.
@@ -319,6 +460,8 @@ func readFrames(r io.Reader, stdout, stderr io.Writer) (*Result, bool) {
 			stderr.Write(fr.D) //nolint:errcheck
 		case frameExport:
 			res.Export = fr.D
+		case frameSnap:
+			res.Snapshot = fr.D
 		case frameExit:
 			res.Code, got = fr.Code, true
 		}

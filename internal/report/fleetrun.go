@@ -15,23 +15,95 @@ import (
 // table.
 func fleetRunText(w io.Writer, r *fleetrun.Report) error {
 	for _, h := range r.Hosts {
-		body := h.Text
-		if len(h.Output) > 0 {
-			var b bytes.Buffer
-			if json.Indent(&b, h.Output, "", "  ") == nil {
-				body = b.String() + "\n"
-			}
+		if err := fleetHostText(w, h); err != nil {
+			return err
 		}
-		if body == "" {
-			continue
-		}
-		fmt.Fprintf(w, "==> %s (%s) <==\n%s", h.Host, h.Status, body)
-		if !strings.HasSuffix(body, "\n") {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintln(w)
 	}
 	return fleetRunTable(w, r)
+}
+
+// fleetHostText writes one host's output under a header.
+func fleetHostText(w io.Writer, h fleetrun.Outcome) error {
+	body := h.Text
+	if len(h.Output) > 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, h.Output, "", "  ") == nil {
+			body = b.String() + "\n"
+		}
+	}
+	if body == "" {
+		return nil
+	}
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	_, err := fmt.Fprintf(w, "==> %s (%s) <==\n%s\n", h.Host, h.Status, body)
+	return err
+}
+
+// FleetRunWriter writes a fleet run as it goes: each host's result when
+// the host is done (fleetrun.Options.OnHost), then the summary (Close),
+// so a run over thousands of hosts holds no host's output after writing
+// it. Text is the same as Write's; JSON is the same object with the hosts
+// in the order they finished and max_open_sessions after them.
+type FleetRunWriter struct {
+	w      io.Writer
+	format string
+	n      int
+}
+
+// NewFleetRunWriter answers a *FormatError for a format other than text
+// or json.
+func NewFleetRunWriter(w io.Writer, format string) (*FleetRunWriter, error) {
+	if format != FormatText && format != FormatJSON {
+		return nil, &FormatError{Format: format, Result: "a fleet run", Supported: []string{FormatText, FormatJSON}}
+	}
+	return &FleetRunWriter{w: w, format: format}, nil
+}
+
+// Host writes one host's result (rep supplies the command and forks).
+func (f *FleetRunWriter) Host(rep *fleetrun.Report, h fleetrun.Outcome) error {
+	if f.format == FormatText {
+		return fleetHostText(f.w, h)
+	}
+	if f.n == 0 {
+		if err := f.head(rep); err != nil {
+			return err
+		}
+	} else if _, err := io.WriteString(f.w, ",\n"); err != nil {
+		return err
+	}
+	f.n++
+	b, err := json.MarshalIndent(h, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(f.w, "    "); err != nil {
+		return err
+	}
+	_, err = f.w.Write(b)
+	return err
+}
+
+func (f *FleetRunWriter) head(rep *fleetrun.Report) error {
+	cmd, _ := json.Marshal(rep.Command)
+	_, err := fmt.Fprintf(f.w, "{\n  \"command\": %s,\n  \"forks\": %d,\n  \"hosts\": [\n", cmd, rep.Forks)
+	return err
+}
+
+// Close writes the summary: the outcome table, or the end of the JSON
+// object.
+func (f *FleetRunWriter) Close(rep *fleetrun.Report) error {
+	if f.format == FormatText {
+		return fleetRunTable(f.w, rep)
+	}
+	if f.n == 0 {
+		if err := f.head(rep); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(f.w, "\n  ],\n  \"max_open_sessions\": %d\n}\n", rep.MaxOpenSessions)
+	return err
 }
 
 // fleetRunTable writes the per-host outcome table and a summary line.
@@ -54,7 +126,7 @@ func fleetRunTable(w io.Writer, r *fleetrun.Report) error {
 	}
 	n := r.Counts()
 	var parts []string
-	for _, s := range []fleetrun.Status{fleetrun.OK, fleetrun.Findings, fleetrun.Unreachable, fleetrun.HostKey, fleetrun.Failed} {
+	for _, s := range fleetrun.Statuses {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}

@@ -66,6 +66,11 @@ type Options struct {
 	// Default "plab".
 	Prefix string
 	Hosts  []HostSpec
+	// OwnHome gives every host its own empty home directory for root
+	// (bind-mounted over /root in the host's mount namespace), as separate
+	// machines have: its own ~/.cache (perflab's cached build), and none
+	// of this machine's shell start-up files run in its SSH sessions.
+	OwnHome bool
 }
 
 // Host is one running lab host.
@@ -141,7 +146,7 @@ func New(ctx context.Context, o Options) (l *Lab, err error) {
 		if spec.Name == "" {
 			spec.Name = "h" + strconv.Itoa(i+1)
 		}
-		h, err := l.addHost(ctx, i, spec)
+		h, err := l.addHost(ctx, i, spec, o.OwnHome)
 		if err != nil {
 			return l, fmt.Errorf("testlab: host %s: %w", spec.Name, err)
 		}
@@ -198,7 +203,7 @@ func (l *Lab) clientKey(ctx context.Context) error {
 	return os.WriteFile(filepath.Join(l.Dir, "authorized_keys"), pub, 0o600)
 }
 
-func (l *Lab) addHost(ctx context.Context, i int, spec HostSpec) (*Host, error) {
+func (l *Lab) addHost(ctx context.Context, i int, spec HostSpec, ownHome bool) (*Host, error) {
 	h := &Host{
 		Name: spec.Name, NS: fmt.Sprintf("%s-h%d", l.Name, i+1),
 		Addr: fmt.Sprintf("%s.%d", Subnet, 10+i), Port: 22,
@@ -241,7 +246,7 @@ func (l *Lab) addHost(ctx context.Context, i int, spec HostSpec) (*Host, error) 
 			return h, err
 		}
 	}
-	if err := h.startSSHD(ctx); err != nil {
+	if err := h.startSSHD(ctx, ownHome); err != nil {
 		return h, err
 	}
 	if spec.CPUQuota > 0 {
@@ -281,7 +286,7 @@ func (l *Lab) Cmd(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return c
 }
 
-func (h *Host) startSSHD(ctx context.Context) error {
+func (h *Host) startSSHD(ctx context.Context, ownHome bool) error {
 	key := filepath.Join(h.Dir, "ssh_host_ed25519_key")
 	if err := run(ctx, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.Name, "-f", key); err != nil {
 		return err
@@ -322,8 +327,20 @@ func (h *Host) startSSHD(ctx context.Context) error {
 	// sysfs of the namespace over /sys, which hides the cgroup mounts:
 	// they are mounted again there so the host sees its cgroup (and its
 	// quota) as a real host would.
-	c := exec.Command("ip", "netns", "exec", h.NS, "unshare", "--uts", "sh", "-c",
-		cgroupRemount()+`hostname "$1" && exec "$2" -D -e -f "$3"`, "sh", h.Name, SSHD, cfgPath)
+	// With OwnHome, /root is the host's own directory in that mount
+	// namespace (ip netns exec makes it a slave of the machine's: the
+	// bind mount is not seen outside).
+	script := cgroupRemount() + `hostname "$1" && exec "$2" -D -e -f "$3"`
+	args := []string{"netns", "exec", h.NS, "unshare", "--uts", "sh", "-c", script, "sh", h.Name, SSHD, cfgPath}
+	if ownHome {
+		dir := filepath.Join(h.Dir, "root")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		script = cgroupRemount() + `mount --bind "$4" /root && ` + `hostname "$1" && exec "$2" -D -e -f "$3"`
+		args = []string{"netns", "exec", h.NS, "unshare", "--uts", "sh", "-c", script, "sh", h.Name, SSHD, cfgPath, dir}
+	}
+	c := exec.Command("ip", args...)
 	logf, err := os.Create(filepath.Join(h.Dir, "sshd.log"))
 	if err != nil {
 		return err
