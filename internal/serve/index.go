@@ -348,6 +348,10 @@ func (s *Server) build(ctx context.Context) {
 
 func (s *Server) saveCache(path string) { s.ix.saveCache(path) }
 
+// cacheGrace is how long a console started from its cache file waits
+// before it reads the store again.
+const cacheGrace = 5 * time.Second
+
 // refreshEvery is how often Serve checks the store for new runs.
 const refreshEvery = 30 * time.Second
 
@@ -355,6 +359,18 @@ const refreshEvery = 30 * time.Second
 // the cache Serve loaded, if any), and rebuilds when the store's signature (run count and
 // newest start) changes.
 func (s *Server) maintain(ctx context.Context) {
+	s.ix.mu.Lock()
+	cached := s.ix.loaded
+	s.ix.mu.Unlock()
+	if cached {
+		// Started from the cache file: the first requests of a restarted
+		// console are served from it before the store is read again.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(cacheGrace):
+		}
+	}
 	last, _ := s.st.StoreSig(ctx)
 	s.build(ctx)
 	t := time.NewTicker(refreshEvery)
