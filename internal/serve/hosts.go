@@ -134,9 +134,8 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 			return nil, err
 		}
 	}
-	page, probes, total := s.selectHosts(&d, labelled)
-	d.Total, d.Probes = total, probes
-	if err := s.fillHosts(ctx, page, max(1, runtime.NumCPU())); err != nil {
+	page, err := s.pageOf(ctx, &d, labelled)
+	if err != nil {
 		return nil, err
 	}
 	for _, h := range page {
@@ -146,51 +145,108 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 	return &result{View: "hosts", Title: "perflab: hosts", Data: &d}, nil
 }
 
-// selectHosts filters the index by d, orders it (worst first or by name)
-// and returns d's page of it, every probe seen, and how many hosts match.
-func (s *Server) selectHosts(d *hostsDoc, labelled map[string]bool) ([]*hostEntry, []string, int) {
+// syncFill is how many pending pairs of the matching hosts a request
+// computes itself before it orders them; beyond it, only its own rows'.
+const syncFill = 64
+
+// pageOf is d's page of hosts with every verdict on it computed: when few
+// of the matching hosts' verdicts are pending (a small store, or a store
+// the background index has nearly finished), all are computed first, so
+// the order is exact; otherwise the page's own rows are (twice: a row
+// whose verdict was pending may move off the page), and the page says how
+// many verdicts the order still lacks.
+func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool) ([]*hostEntry, error) {
+	workers := max(1, runtime.NumCPU())
+	match, pending := s.matchHosts(d, labelled)
+	if pending > 0 && pending <= syncFill {
+		if err := s.fillHosts(ctx, match, workers); err != nil {
+			return nil, err
+		}
+	}
+	var page []*hostEntry
+	for range 2 {
+		page = s.selectHosts(d, labelled)
+		if err := s.fillHosts(ctx, page, workers); err != nil {
+			return nil, err
+		}
+	}
+	return page, nil
+}
+
+// matchHosts is every host matching d's filters and how many of their
+// pairs are pending.
+func (s *Server) matchHosts(d *hostsDoc, labelled map[string]bool) ([]*hostEntry, int) {
 	s.ix.mu.Lock()
 	defer s.ix.mu.Unlock()
-	host := strings.ToLower(d.Host)
+	var out []*hostEntry
+	n := 0
+	for _, h := range s.ix.hosts {
+		if !matches(h, d, labelled) {
+			continue
+		}
+		out = append(out, h)
+		for _, p := range h.Pairs {
+			if !p.Done {
+				n++
+			}
+		}
+	}
+	return out, n
+}
+
+// matches: the host passes d's filters (host substring, label, probe,
+// verdict of the probe or of any probe).
+func matches(h *hostEntry, d *hostsDoc, labelled map[string]bool) bool {
+	if d.Host != "" && !strings.Contains(strings.ToLower(h.Host), strings.ToLower(d.Host)) || labelled != nil && !labelled[h.Host] {
+		return false
+	}
+	hasProbe, hasVerdict := d.Probe == "", d.Verdict == ""
+	for _, pe := range h.Pairs {
+		if d.Probe != "" && pe.Probe != d.Probe {
+			continue
+		}
+		hasProbe = true
+		if d.Verdict != "" && verdictOf(pe) == d.Verdict {
+			hasVerdict = true
+		}
+	}
+	return hasProbe && hasVerdict
+}
+
+// selectHosts filters the index by d, orders it (worst first or by name)
+// and returns d's page of it; it sets d's count of matches and the probes
+// seen.
+func (s *Server) selectHosts(d *hostsDoc, labelled map[string]bool) []*hostEntry {
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
 	seen := map[string]bool{}
-	var probes []string
+	d.Probes = []string{}
 	type ranked struct {
 		h *hostEntry
 		r int
 	}
 	var match []ranked
 	for _, h := range s.ix.hosts {
-		ok := true
-		if host != "" && !strings.Contains(strings.ToLower(h.Host), host) || labelled != nil && !labelled[h.Host] {
-			ok = false
-		}
-		hasProbe, hasVerdict := d.Probe == "", d.Verdict == ""
 		for _, pe := range h.Pairs {
 			if !seen[pe.Probe] {
 				seen[pe.Probe] = true
-				probes = append(probes, pe.Probe)
-			}
-			if d.Probe != "" && pe.Probe != d.Probe {
-				continue
-			}
-			hasProbe = true
-			if d.Verdict != "" && verdictOf(pe) == d.Verdict {
-				hasVerdict = true
+				d.Probes = append(d.Probes, pe.Probe)
 			}
 		}
-		if ok && hasProbe && hasVerdict {
+		if matches(h, d, labelled) {
 			match = append(match, ranked{h, rank(h)})
 		}
 	}
 	if d.Sort == "worst" {
 		sort.SliceStable(match, func(i, j int) bool { return match[i].r > match[j].r })
 	}
-	sort.Strings(probes)
+	sort.Strings(d.Probes)
+	d.Total = len(match)
 	var page []*hostEntry
 	for i := d.Page * d.Per; i < len(match) && i < (d.Page+1)*d.Per; i++ {
 		page = append(page, match[i].h)
 	}
-	return page, probes, len(match)
+	return page
 }
 
 // hostRowOf is a host's row of the page: its entry, with the audit of
