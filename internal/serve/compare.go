@@ -177,7 +177,7 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
 		runs, err = s.newestPerProbe(ctx, host, probe)
 	} else {
-		runs, err = s.st.Runs(ctx, store.Filter{Label: name})
+		runs, err = s.st.RunsBatch(ctx, store.Filter{Label: name})
 	}
 	if err != nil {
 		return side, err
@@ -245,7 +245,7 @@ func (s *Server) historyOf(ctx context.Context, sides []compare.Side) ([]*run.Ru
 	sort.Slice(keys, func(i, j int) bool { return keys[i].probe+keys[i].host < keys[j].probe+keys[j].host })
 	var out []*run.Run
 	for _, k := range keys {
-		runs, err := s.st.Runs(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
+		runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
 		if err != nil {
 			return nil, err
 		}

@@ -298,7 +298,7 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 		return nil, err
 	}
 	m := latest.Metrics[0]
-	runs, err := s.st.Runs(ctx, store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1})
+	runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1})
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,19 @@ func TestConsoleIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, f := range []Filter{{}, {Limit: 2}, {Label: "before"}, {Probe: "cpu", Host: "h1", Limit: 3}} {
+			a, err := s.Runs(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.RunsBatch(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%+v: RunsBatch %v, Runs %v", f, ids(b), ids(a))
+			}
+		}
 		sig, err := s.StoreSig(ctx)
 		if err != nil {
 			t.Fatal(err)
