@@ -479,7 +479,11 @@ func rank(h *hostEntry) int {
 		}
 	}
 	if r == 0 && h.Findings != nil {
-		r = map[string]int{"critical": 20, "high": 15, "medium": 10, "low": 5}[h.Worst]
+		r = severityRank[h.Worst]
 	}
 	return r
 }
+
+// severityRank orders hosts without a worse or pending verdict by their
+// worst failing finding.
+var severityRank = map[string]int{"critical": 20, "high": 15, "medium": 10, "low": 5}
