@@ -64,11 +64,15 @@ if [ -z "$dsn" ]; then
 	dsn="postgres:///perflab?host=$sock&port=5432&user=perflab&sslmode=disable"
 	export PGOPTIONS="-c client_min_messages=warning"
 	psql=("$pgbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p 5432 -U perflab)
-	if [ "$fresh" = 1 ] || ! "${psql[@]}" -d perflab -tAc 'SELECT 1 FROM runs LIMIT 1' >/dev/null 2>&1; then
+	# The generator comments the database when it has finished: a store cut
+	# short (Ctrl-C, a full disk) is generated again.
+	done_mark="console-bench hosts=$HOSTS runs=$RUNS"
+	if [ "$fresh" = 1 ] || [ "$("${psql[@]}" -d postgres -tAc "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = 'perflab'" 2>/dev/null)" != "$done_mark" ]; then
 		"${psql[@]}" -d postgres -c 'DROP DATABASE IF EXISTS perflab' -c 'CREATE DATABASE perflab'
 		"$pl" runs import --db "$dsn" internal/serve/testdata/real-runs.json >/dev/null
 		t0=$(date +%s)
 		"${psql[@]}" -d perflab -v hosts="$HOSTS" -v runs="$RUNS" -f bench/console-gen.sql
+		"${psql[@]}" -d perflab -c "COMMENT ON DATABASE perflab IS '$done_mark'"
 		echo "# generated $HOSTS hosts × 2 probes × $RUNS runs in $(( $(date +%s) - t0 )) s"
 	fi
 	"${psql[@]}" -d perflab -tAc "SELECT '# store: ' || (SELECT count(DISTINCT host) FROM snapshots) || ' hosts, ' || (SELECT count(*) FROM runs) || ' runs, ' || (SELECT count(*) FROM samples) || ' samples, ' || pg_size_pretty(pg_database_size('perflab'))"
@@ -94,27 +98,27 @@ pct() { # seconds on stdin → "p50 p95 p99" in ms
 	sort -g | awk '{v[NR]=$1} END {n=NR; split("0.50 0.95 0.99", q, " "); for (i=1;i<=3;i++) {k=int(q[i]*(n-1)+0.5)+1; printf "%s%.1f", (i>1?" ":""), v[k]*1000}}'
 }
 
-# A planted host (worse), a host with a step in its settings, a label.
-planted=host-00100
-lastw=$(printf '%02d' $(( (RUNS - 1) / 10 )))
-pages=(
-	"hosts|/"
-	"hosts, JSON|/?format=json"
-	"hosts, worse only|/?verdict=worse"
-	"hosts, name filter, page 3|/?host=host-01&page=3&per=20"
-	"hosts, probe and label filter|/?probe=cpu&label=$planted-w$lastw"
-	"history, 1 host|/history?probe=cpu&host=$planted"
-	"history, 3 hosts|/history?probe=syscall&host=host-00001&host=host-00002&host=$planted"
-	"compare two hosts|/compare?s=host:$planted&s=host:host-00001"
-	"compare two labels|/compare?s=$planted-w00&s=$planted-w$lastw"
-	"compare, JSON|/compare?s=host:$planted&s=host:host-00001&format=json"
-	"runs, first page|/runs"
-	"runs, page 100|/runs?page=100"
-	"runs of one host|/runs?host=$planted&probe=cpu"
-	"audit|/audit?host=$planted"
-	"snapshots|/snapshots?host=$planted"
-	"flame (no --flame)|/flame"
+# The pages ask for what the store holds: the worst host (first on the
+# hosts page: a planted outlier), the first host by name, two of the worst
+# host's labels (oldest and newest) and its probes. Read after the first
+# start below, from the server itself.
+pick_pages() {
+	read -r planted other probe1 probe2 < <(python3 - "$base" <<'PY'
+import json, sys, urllib.request
+base = sys.argv[1]
+def get(q): return json.load(urllib.request.urlopen(base + q))
+worst = get("/?format=json&per=1")
+first = get("/?format=json&per=1&sort=name")
+probes = worst["probes"]
+print(worst["hosts"][0]["host"], first["hosts"][0]["host"], probes[0], probes[-1])
+PY
 )
+	read -r lab1 lab2 < <(curl -sS "$base/runs?host=$planted&per=500&format=json" | python3 -c '
+import json, sys
+labels = [r["label"] for r in json.load(sys.stdin)["runs"] if r["label"]]
+print(labels[-1] if labels else "none", labels[0] if labels else "none")')
+	echo "# pages about host $planted (worst), $other (first by name), labels $lab1 and $lab2, probes $probe1 and $probe2"
+}
 
 # First start: no cache file.
 rm -rf "$cache"
@@ -129,6 +133,25 @@ for _ in $(seq 1 "${INDEX_WAIT:-1800}"); do # every 2 s
 done
 done_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
 worse=$(curl -sS "$base/?format=json&verdict=worse&per=500" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], " ".join(h["host"] for h in d["hosts"][:3]))')
+pick_pages
+pages=(
+	"hosts|/"
+	"hosts, JSON|/?format=json"
+	"hosts, worse only|/?verdict=worse"
+	"hosts, name filter, page 3|/?host=${other:0:7}&page=3&per=20"
+	"hosts, probe and label filter|/?probe=$probe1&label=$lab2"
+	"history, 1 host|/history?probe=$probe1&host=$planted"
+	"history, 3 hosts|/history?probe=$probe2&host=$other&host=$planted"
+	"compare two hosts|/compare?s=host:$planted&s=host:$other"
+	"compare two labels|/compare?s=$lab1&s=$lab2"
+	"compare, JSON|/compare?s=host:$planted&s=host:$other&format=json"
+	"runs, first page|/runs"
+	"runs, page 100|/runs?page=100"
+	"runs of one host|/runs?host=$planted&probe=$probe1"
+	"audit|/audit?host=$planted"
+	"snapshots|/snapshots?host=$planted"
+	"flame (no --flame)|/flame"
+)
 stop_serve
 printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print($first*1000)")"
 echo "| first start, index complete (every verdict and audit) | $done_s s | | |"
