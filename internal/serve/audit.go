@@ -160,7 +160,7 @@ type runsDoc struct {
 
 // maxCounted is where the runs view stops counting: a count over a
 // million runs costs more than the page may take.
-const maxCounted = 100000
+const maxCounted = 10000
 
 // runs lists stored runs, newest first, a page at a time.
 func (s *Server) runs(ctx context.Context, q url.Values) (*result, error) {
