@@ -335,18 +335,34 @@ func (s *Server) build(ctx context.Context) {
 		hs := s.ix.hosts
 		s.ix.mu.Unlock()
 		// One worker per two CPUs: the index is background work and must
-		// leave the requests (and PostgreSQL) a CPU.
+		// leave the requests (and PostgreSQL) a CPU. What is computed is
+		// saved every saveEvery, so a console restarted half-way keeps it.
+		saved := make(chan struct{})
+		go func() {
+			t := time.NewTicker(saveEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-saved:
+					return
+				case <-t.C:
+					s.saveCache(s.st.Path)
+				}
+			}
+		}()
 		err = s.fillHosts(ctx, hs, max(1, runtime.NumCPU()/2))
+		close(saved)
 	}
 	s.ix.mu.Lock()
 	s.ix.err = err
 	s.ix.mu.Unlock()
-	if err == nil {
-		s.saveCache(s.st.Path)
-	}
+	s.saveCache(s.st.Path)
 }
 
 func (s *Server) saveCache(path string) { s.ix.saveCache(path) }
+
+// saveEvery is how often a building index is saved to its cache file.
+const saveEvery = 30 * time.Second
 
 // cacheGrace is how long a console started from its cache file waits
 // before it reads the store again.
