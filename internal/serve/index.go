@@ -117,9 +117,21 @@ func (ix *index) saveCache(storePath string) {
 	if ix.cache == "" {
 		return
 	}
+	// Copied under the lock, encoded outside it: encoding 20,000 pairs
+	// takes longer than a request may wait for the lock.
 	ix.mu.Lock()
-	b, err := json.Marshal(indexFile{Version: indexCacheVersion, Store: storePath, ReadAt: ix.readAt, Hosts: ix.hosts})
+	f := indexFile{Version: indexCacheVersion, Store: storePath, ReadAt: ix.readAt, Hosts: make([]*hostEntry, len(ix.hosts))}
+	for i, h := range ix.hosts {
+		c := *h
+		c.Pairs = make([]*pairEntry, len(h.Pairs))
+		for j, p := range h.Pairs {
+			pc := *p
+			c.Pairs[j] = &pc
+		}
+		f.Hosts[i] = &c
+	}
 	ix.mu.Unlock()
+	b, err := json.Marshal(f)
 	if err != nil || os.MkdirAll(filepath.Dir(ix.cache), 0o700) != nil {
 		return
 	}
