@@ -95,7 +95,7 @@ func (c *collector) missErr(fact, path string, err error) {
 func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	s := &Snapshot{
 		Schema:      Schema,
-		ID:          newID(),
+		ID:          NewID(),
 		TakenAt:     opt.Now,
 		Root:        fs.Root(),
 		Perflab:     Version,
@@ -152,7 +152,9 @@ var collectors = []func(*collector){
 	collectProcess,
 }
 
-func newID() string {
+// NewID returns a random 64-bit identifier in hex: the form of every
+// snapshot, run and stored report ID.
+func NewID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
