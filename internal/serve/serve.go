@@ -171,7 +171,9 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return hs.Shutdown(sctx)
+		err := hs.Shutdown(sctx)
+		s.saveCache(s.st.Path) // what the index computed survives the restart
+		return err
 	}
 }
 
