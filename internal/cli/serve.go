@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/perflab/perflab/internal/clierr"
@@ -79,6 +80,17 @@ func serveFlags(cmd *cobra.Command, cfg *serve.Config, db, tokenFile *string) {
 	f.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", false, "serve plain HTTP on a non-loopback address (behind a TLS proxy)")
 	f.BoolVar(&cfg.AllowImport, "allow-import", false, "accept run exports on POST /import (needs --token)")
 	f.StringVar(&cfg.FlameDir, "flame", "", "directory of .folded files for the flame view (read only)")
+	f.StringVar(&cfg.CacheDir, "cache-dir", defaultServeCache(), "keep the hosts page's index (verdicts, audits) here between runs; \"\" keeps it in memory")
+}
+
+// defaultServeCache is $XDG_CACHE_HOME/perflab (~/.cache/perflab), or ""
+// when there is no home.
+func defaultServeCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "perflab")
 }
 
 // serveToken takes the token from --token-file or $PERFLAB_SERVE_TOKEN

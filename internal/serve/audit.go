@@ -12,6 +12,10 @@ import (
 	"github.com/perflab/perflab/internal/store"
 )
 
+// maxListedHosts is how many hosts (by name) a view's selection lists;
+// any other host is named in the URL (host=), as the hosts page links it.
+const maxListedHosts = 500
+
 // maxSnapshots is how many of a host's snapshots the selection lists.
 const maxSnapshots = 50
 
@@ -38,7 +42,7 @@ func (s *Server) audit(ctx context.Context, q url.Values) (*result, error) {
 		return nil, err
 	}
 	d.Workload = w.Name
-	if d.Hosts, err = s.st.Hosts(ctx); err != nil {
+	if d.Hosts, err = s.hostNames(ctx, maxListedHosts); err != nil {
 		return nil, err
 	}
 	res := &result{View: "audit", Title: "perflab: audit", Data: &d}
@@ -108,7 +112,7 @@ func (s *Server) snapshots(ctx context.Context, q url.Values) (*result, error) {
 		return nil, p.err
 	}
 	var err error
-	if d.Hosts, err = s.st.Hosts(ctx); err != nil {
+	if d.Hosts, err = s.hostNames(ctx, maxListedHosts); err != nil {
 		return nil, err
 	}
 	res := &result{View: "snapshots", Title: "perflab: snapshot diff", Data: &d}
@@ -145,12 +149,18 @@ func short(id string) string {
 }
 
 type runsDoc struct {
-	Filter store.Filter   `json:"filter"`
-	Page   int            `json:"page"`
-	Per    int            `json:"per_page"`
-	Total  int            `json:"total"`
-	Runs   []store.RunRef `json:"runs"`
+	Filter store.Filter `json:"filter"`
+	Page   int          `json:"page"`
+	Per    int          `json:"per_page"`
+	Total  int          `json:"total"`
+	// More: more than Total runs match (counting stops at maxCounted).
+	More bool           `json:"more,omitempty"`
+	Runs []store.RunRef `json:"runs"`
 }
+
+// maxCounted is where the runs view stops counting: a count over a
+// million runs costs more than the page may take.
+const maxCounted = 10000
 
 // runs lists stored runs, newest first, a page at a time.
 func (s *Server) runs(ctx context.Context, q url.Values) (*result, error) {
@@ -160,14 +170,20 @@ func (s *Server) runs(ctx context.Context, q url.Values) (*result, error) {
 	if d.Per == 0 && q.Get("per") != "" {
 		p.fail(badf("per=0: want a page size from 1 to %d", maxPageRuns))
 	}
+	if d.Page*max(d.Per, 1) > maxCounted {
+		p.fail(badf("page=%d: pages reach back %d runs at most; narrow the selection with host=, probe= or label=", d.Page, maxCounted))
+	}
 	if p.err != nil {
 		return nil, p.err
 	}
 	d.Filter.Limit = max(d.Per, 1)
 	var err error
-	d.Runs, d.Total, err = s.st.RunRefs(ctx, store.Page{Filter: d.Filter, Offset: d.Page * d.Filter.Limit})
+	d.Runs, d.Total, err = s.st.RunRefs(ctx, store.Page{Filter: d.Filter, Offset: d.Page * d.Filter.Limit, CountMost: maxCounted})
 	if err != nil {
 		return nil, err
+	}
+	if d.Total > maxCounted {
+		d.Total, d.More = maxCounted, true
 	}
 	if d.Runs == nil {
 		d.Runs = []store.RunRef{}

@@ -34,11 +34,11 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	labels, err := s.st.Labels(ctx)
+	labels, err := s.st.RecentLabels(ctx, labelScan, maxListedLabels)
 	if err != nil {
 		return nil, err
 	}
-	hs, err := s.st.Hosts(ctx)
+	hs, err := s.hostNames(ctx, maxListedHosts)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +59,14 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 		JSON: func(w io.Writer) error { return report.JSON(w, c) },
 		HTML: func(w io.Writer) error { return report.HTML(w, c) }}, nil
 }
+
+// The compare form offers the labels of the newest labelScan runs, at most
+// maxListedLabels of them: grouping a million runs by label per request
+// would cost more than the page may take.
+const (
+	labelScan       = 5000
+	maxListedLabels = 200
+)
 
 // maxCompareCache bounds the cache of comparisons.
 const maxCompareCache = 64
@@ -145,17 +153,7 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 // sideRefs is the runs side() resolves name to, as list entries.
 func (s *Server) sideRefs(ctx context.Context, name, probe string) ([]store.RunRef, error) {
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
-		phs, err := s.st.ProbeHosts(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var out []store.RunRef
-		for _, ph := range phs {
-			if ph.Host == host && (probe == "" || ph.Probe == probe) {
-				out = append(out, store.RunRef{ID: ph.Newest, Probe: ph.Probe, Host: ph.Host})
-			}
-		}
-		return out, nil
+		return s.st.NewestOfHost(ctx, host, probe)
 	}
 	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: 1 << 30}})
 	if err != nil || len(refs) > 0 {
@@ -179,7 +177,7 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
 		runs, err = s.newestPerProbe(ctx, host, probe)
 	} else {
-		runs, err = s.st.Runs(ctx, store.Filter{Label: name})
+		runs, err = s.st.RunsBatch(ctx, store.Filter{Label: name})
 	}
 	if err != nil {
 		return side, err
@@ -214,16 +212,13 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 // newestPerProbe is the newest run of each probe on host (of probe only,
 // when given).
 func (s *Server) newestPerProbe(ctx context.Context, host, probe string) ([]*run.Run, error) {
-	phs, err := s.st.ProbeHosts(ctx)
+	refs, err := s.st.NewestOfHost(ctx, host, probe)
 	if err != nil {
 		return nil, err
 	}
 	var out []*run.Run
-	for _, ph := range phs {
-		if ph.Host != host || (probe != "" && ph.Probe != probe) {
-			continue
-		}
-		r, err := s.st.Run(ctx, ph.Newest)
+	for _, ref := range refs {
+		r, err := s.st.Run(ctx, ref.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +245,7 @@ func (s *Server) historyOf(ctx context.Context, sides []compare.Side) ([]*run.Ru
 	sort.Slice(keys, func(i, j int) bool { return keys[i].probe+keys[i].host < keys[j].probe+keys[j].host })
 	var out []*run.Run
 	for _, k := range keys {
-		runs, err := s.st.Runs(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
+		runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ var fuzzPaths = []string{"/", "/history", "/compare", "/runs", "/audit", "/snaps
 func FuzzHandlers(f *testing.F) {
 	for _, q := range []string{"", "format=json", "probe=cpu&host=node01&host=node02&from=2026-10-02&to=2026-10-05", "s=a1&s=a3",
 		"s=host:node01&s=host:node02&probe=syscall", "host=node02&per=10&page=3", "host=node01&snapshot=node01-s0", "a=node01-s00006&b=node01-s00012",
-		"f=after.folded&base=before.folded", "probe=%zz", "n=999999", "from=2026-13-45", "s=" + "x%00", "workload=web", "f=../../etc/passwd"} {
+		"f=after.folded&base=before.folded", "verdict=worse&probe=cpu&host=ode&label=node02-w000&page=1&per=1&sort=name", "verdict=nosuch&sort=x&per=0", "probe=%zz", "n=999999", "from=2026-13-45", "s=" + "x%00", "workload=web", "f=../../etc/passwd"} {
 		for i := range fuzzPaths {
 			f.Add(uint8(i), q)
 		}

@@ -33,7 +33,7 @@ type historyDoc struct {
 	From    string            `json:"from,omitempty"`
 	To      string            `json:"to,omitempty"`
 	Limit   int               `json:"n"`
-	Choices []store.ProbeHost `json:"choices"` // every probe and host, for the selection
+	Choices []store.ProbeHost `json:"choices"` // every probe, and the hosts of the chosen one (at most maxListedHosts), for the selection
 	Metrics []string          `json:"metrics"` // the probe's metrics
 	Method  history.Method    `json:"method"`
 	Series  []seriesView      `json:"series"`
@@ -57,7 +57,7 @@ func (s *Server) history(ctx context.Context, q url.Values) (*result, error) {
 	o := changepoint.Options{MinSegment: changepoint.DefaultMinSegment, Alpha: changepoint.DefaultAlpha}
 	d.Method = history.MethodOf(o)
 	var err error
-	if d.Choices, err = s.st.ProbeHosts(ctx); err != nil {
+	if d.Choices, err = s.probeHosts(ctx, d.Probe, maxListedHosts); err != nil {
 		return nil, err
 	}
 	res := &result{View: "history", Title: "perflab: history", Data: &d}

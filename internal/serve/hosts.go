@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/url"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -72,9 +73,50 @@ type drift struct {
 	BaselineIDs []string `json:"baseline_run_ids"`
 }
 
+// hostsPerPage is the hosts page's default page size; maxHostsPerPage
+// its largest.
+const (
+	hostsPerPage    = 50
+	maxHostsPerPage = 500
+)
+
+// verdictFilters are the values of the hosts page's verdict= filter: a
+// verdict of compare, "pending" (not computed yet) or "none" (no earlier
+// run to compare with).
+var verdictFilters = []string{"worse", "better", "same", "equivalent", "inconclusive", "pending", "none"}
+
+// hostsDoc is the hosts page: one page of the matching hosts, worst first.
+type hostsDoc struct {
+	Workload string     `json:"workload"`
+	Probe    string     `json:"probe,omitempty"`
+	Verdict  string     `json:"verdict,omitempty"`
+	Host     string     `json:"host,omitempty"` // substring of the name
+	Label    string     `json:"label,omitempty"`
+	Sort     string     `json:"sort"` // worst or name
+	Page     int        `json:"page"`
+	Per      int        `json:"per_page"`
+	Total    int        `json:"total"` // hosts matching the filters
+	Probes   []string   `json:"probes"`
+	Index    indexState `json:"index"`
+	Hosts    []hostRow  `json:"hosts"`
+}
+
 func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
-	p := newParams(q, "workload")
+	p := newParams(q, "workload", "probe", "verdict", "host", "label", "page", "per", "sort")
+	d := hostsDoc{Probe: p.probe("probe"), Verdict: p.str("verdict"), Host: p.str("host"), Label: p.str("label"), Sort: p.str("sort"),
+		Page: p.int("page", 0, 1<<20), Per: p.int("per", hostsPerPage, maxHostsPerPage), Hosts: []hostRow{}}
 	wl := p.str("workload")
+	if d.Per == 0 {
+		p.fail(badf("per=0: want a page size from 1 to %d", maxHostsPerPage))
+	}
+	if d.Verdict != "" && !slices.Contains(verdictFilters, d.Verdict) {
+		p.fail(badf("verdict=%q: want one of %s", d.Verdict, strings.Join(verdictFilters, ", ")))
+	}
+	if d.Sort == "" {
+		d.Sort = "worst"
+	} else if d.Sort != "worst" && d.Sort != "name" {
+		p.fail(badf("sort=%q: want worst or name", d.Sort))
+	}
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -82,37 +124,150 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs, err := s.st.Hosts(ctx)
+	d.Workload = w.Name
+	if err := s.ensureLoaded(ctx); err != nil {
+		return nil, err
+	}
+	var labelled map[string]bool
+	if d.Label != "" {
+		if labelled, err = s.st.HostsWithLabel(ctx, d.Label); err != nil {
+			return nil, err
+		}
+	}
+	page, err := s.pageOf(ctx, &d, labelled)
 	if err != nil {
 		return nil, err
 	}
-	phs, err := s.st.ProbeHosts(ctx)
-	if err != nil {
-		return nil, err
+	for _, h := range page {
+		d.Hosts = append(d.Hosts, s.hostRowOf(ctx, h, w))
 	}
-	rows := make([]hostRow, 0, len(hs))
-	for _, h := range hs {
-		row := hostRow{HostSummary: h, Drift: []drift{}}
-		if h.Snapshot != "" {
-			if a, ok := s.snapAudit(ctx, h.Snapshot, w); ok {
-				row.Summary, row.Findings, row.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
+	d.Index = s.indexState()
+	return &result{View: "hosts", Title: "perflab: hosts", Data: &d}, nil
+}
+
+// syncFill is how many pending pairs of the matching hosts a request
+// computes itself before it orders them; beyond it, only its own rows'.
+const syncFill = 64
+
+// pageOf is d's page of hosts with every verdict on it computed: when few
+// of the matching hosts' verdicts are pending (a small store, or a store
+// the background index has nearly finished), all are computed first, so
+// the order is exact; otherwise the page's own rows are (twice: a row
+// whose verdict was pending may move off the page), and the page says how
+// many verdicts the order still lacks.
+func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool) ([]*hostEntry, error) {
+	workers := max(1, runtime.NumCPU())
+	match, pending := s.matchHosts(d, labelled)
+	if pending > 0 && pending <= syncFill {
+		if err := s.fillHosts(ctx, match, workers); err != nil {
+			return nil, err
+		}
+	}
+	var page []*hostEntry
+	for range 2 {
+		page = s.selectHosts(d, labelled)
+		if err := s.fillHosts(ctx, page, workers); err != nil {
+			return nil, err
+		}
+	}
+	return page, nil
+}
+
+// matchHosts is every host matching d's filters and how many of their
+// pairs are pending.
+func (s *Server) matchHosts(d *hostsDoc, labelled map[string]bool) ([]*hostEntry, int) {
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
+	var out []*hostEntry
+	n := 0
+	for _, h := range s.ix.hosts {
+		if !matches(h, d, labelled) {
+			continue
+		}
+		out = append(out, h)
+		for _, p := range h.Pairs {
+			if !p.Done {
+				n++
 			}
 		}
-		for _, ph := range phs {
-			if ph.Host != h.Host {
-				continue
-			}
-			d, err := s.driftOf(ctx, ph)
-			if err != nil {
-				return nil, err
-			}
-			if d != nil {
-				row.Drift = append(row.Drift, *d)
+	}
+	return out, n
+}
+
+// matches: the host passes d's filters (host substring, label, probe,
+// verdict of the probe or of any probe).
+func matches(h *hostEntry, d *hostsDoc, labelled map[string]bool) bool {
+	if d.Host != "" && !strings.Contains(strings.ToLower(h.Host), strings.ToLower(d.Host)) || labelled != nil && !labelled[h.Host] {
+		return false
+	}
+	hasProbe, hasVerdict := d.Probe == "", d.Verdict == ""
+	for _, pe := range h.Pairs {
+		if d.Probe != "" && pe.Probe != d.Probe {
+			continue
+		}
+		hasProbe = true
+		if d.Verdict != "" && verdictOf(pe) == d.Verdict {
+			hasVerdict = true
+		}
+	}
+	return hasProbe && hasVerdict
+}
+
+// selectHosts filters the index by d, orders it (worst first or by name)
+// and returns d's page of it; it sets d's count of matches and the probes
+// seen.
+func (s *Server) selectHosts(d *hostsDoc, labelled map[string]bool) []*hostEntry {
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
+	seen := map[string]bool{}
+	d.Probes = []string{}
+	type ranked struct {
+		h *hostEntry
+		r int
+	}
+	var match []ranked
+	for _, h := range s.ix.hosts {
+		for _, pe := range h.Pairs {
+			if !seen[pe.Probe] {
+				seen[pe.Probe] = true
+				d.Probes = append(d.Probes, pe.Probe)
 			}
 		}
-		rows = append(rows, row)
+		if matches(h, d, labelled) {
+			match = append(match, ranked{h, rank(h)})
+		}
 	}
-	return &result{View: "hosts", Title: "perflab: hosts", Data: map[string]any{"workload": w.Name, "hosts": rows}}, nil
+	if d.Sort == "worst" {
+		sort.SliceStable(match, func(i, j int) bool { return match[i].r > match[j].r })
+	}
+	sort.Strings(d.Probes)
+	d.Total = len(match)
+	var page []*hostEntry
+	for i := d.Page * d.Per; i < len(match) && i < (d.Page+1)*d.Per; i++ {
+		page = append(page, match[i].h)
+	}
+	return page
+}
+
+// hostRowOf is a host's row of the page: its entry, with the audit of
+// another workload than the index's computed (and cached) here.
+func (s *Server) hostRowOf(ctx context.Context, h *hostEntry, w *audit.Workload) hostRow {
+	s.ix.mu.Lock()
+	row := hostRow{HostSummary: store.HostSummary{Host: h.Host, Runs: h.Runs, LastRun: h.LastRun, Snapshot: h.Snap.ID, SnapAt: h.Snap.TakenAt},
+		Summary: h.Summary, Findings: h.Findings, Worst: h.Worst, Drift: []drift{}}
+	for _, p := range h.Pairs {
+		if p.Done && p.Drift != nil {
+			row.Drift = append(row.Drift, *p.Drift)
+		}
+	}
+	s.ix.mu.Unlock()
+	if w.Name != "general" && row.Snapshot != "" {
+		row.Summary, row.Findings, row.Worst = nil, nil, ""
+		if a, ok := s.snapAudit(ctx, row.Snapshot, w); ok {
+			row.Summary, row.Findings, row.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
+		}
+	}
+	return row
 }
 
 func workload(name string) (*audit.Workload, error) {
@@ -143,7 +298,7 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 		return nil, err
 	}
 	m := latest.Metrics[0]
-	runs, err := s.st.Runs(ctx, store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1})
+	runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +330,10 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 	}
 	d.BaselineIDs = ids
 	sides := []compare.Side{{Name: strings.Join(ids, ","), Runs: earlier}, {Name: latest.ID, Runs: []*run.Run{latest}}}
-	c, err := compare.Compare(sides, compare.Options{History: s.st.History(ctx, append(slices.Clone(earlier), latest))})
+	// compare's noise history is store.History of these runs: the
+	// HistoryLimit newest runs of this probe on this host, which are the
+	// first of runs (the same query, newest first, with a larger limit).
+	c, err := compare.Compare(sides, compare.Options{History: runs[:min(len(runs), store.HistoryLimit)]})
 	if err != nil {
 		d.Reason = err.Error()
 		return d, nil

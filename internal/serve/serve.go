@@ -48,7 +48,10 @@ type Config struct {
 	// unless AllowPlaintext (the user insists, e.g. behind a TLS proxy).
 	TLSCert, TLSKey string
 	AllowPlaintext  bool
-	Log             io.Writer
+	// CacheDir keeps the host index between runs of the console (a file
+	// per store); "" keeps it in memory only.
+	CacheDir string
+	Log      io.Writer
 }
 
 // ErrNeedToken is returned by CheckListen for a non-loopback address
@@ -64,6 +67,8 @@ type Server struct {
 	mu       sync.Mutex
 	audits   map[string]audited             // by snapshot id and workload
 	compares map[string]*compare.Comparison // by compareKey
+
+	ix index // the hosts page's index (index.go)
 }
 
 // New returns a server over st. st is only read, except by /import when
@@ -72,7 +77,9 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	return &Server{cfg: cfg, st: st, log: log.New(cfg.Log, "", log.LstdFlags|log.LUTC), audits: map[string]audited{}, compares: map[string]*compare.Comparison{}}
+	s := &Server{cfg: cfg, st: st, log: log.New(cfg.Log, "", log.LstdFlags|log.LUTC), audits: map[string]audited{}, compares: map[string]*compare.Comparison{}}
+	s.ix.cache = cachePath(cfg.CacheDir, st.Path)
+	return s
 }
 
 // CheckListen refuses what would expose the store without authentication:
@@ -143,6 +150,10 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	}
 	hs := s.HTTPServer()
+	ictx, stopIndex := context.WithCancel(ctx)
+	defer stopIndex()
+	s.ix.loadCache(s.st.Path) // before the first request: a restart starts warm
+	go s.maintain(ictx)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -160,7 +171,9 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return hs.Shutdown(sctx)
+		err := hs.Shutdown(sctx)
+		s.saveCache(s.st.Path) // what the index computed survives the restart
+		return err
 	}
 }
 

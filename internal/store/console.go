@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -102,6 +103,10 @@ type Page struct {
 	Filter
 	From, To time.Time
 	Offset   int
+	// CountMost bounds RunRefs' count: at most CountMost+1 runs are
+	// counted (0 counts all), so a page of a million runs can say "more
+	// than CountMost" without counting them.
+	CountMost int
 }
 
 func (s *Store) pageWhere(p Page) (string, []any) {
@@ -131,7 +136,11 @@ func (s *Store) pageWhere(p Page) (string, []any) {
 func (s *Store) RunRefs(ctx context.Context, p Page) ([]RunRef, int, error) {
 	where, args := s.pageWhere(p)
 	var total int
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM runs`+where), args...).Scan(&total); err != nil {
+	count := `SELECT count(*) FROM runs` + where
+	if p.CountMost > 0 {
+		count = fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM runs%s LIMIT %d) c`, where, p.CountMost+1)
+	}
+	if err := s.db.QueryRowContext(ctx, s.q(count), args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	q := `SELECT id, label, suite, probe, host, snapshot_id, started, complete FROM runs` + where +
@@ -160,7 +169,7 @@ func (s *Store) RunsPage(ctx context.Context, p Page) ([]*run.Run, error) {
 	where, args := s.pageWhere(p)
 	q := `SELECT id, doc FROM runs` + where + ` ORDER BY started DESC, ` + s.d.byteOrder("id") +
 		fmt.Sprintf(` LIMIT %d OFFSET %d`, max(p.Limit, 1), max(p.Offset, 0))
-	return s.loadRuns(ctx, q, args)
+	return s.loadRunsBatch(ctx, q, args)
 }
 
 // ProbeHost is a probe measured on a host, with its newest run.
@@ -299,4 +308,273 @@ func runHead(doc string, r *MetricRun) error {
 		}
 	}
 	return nil
+}
+
+// PairSig is one probe measured on one host, summarised by one aggregate
+// query: how many runs, the newest (ORDER BY started DESC, id bytewise, as
+// every list of this package orders), and a signature of the set of runs
+// (their count and the sum of their start seconds), which changes when a
+// run is added or deleted, also one older than the newest.
+type PairSig struct {
+	Probe    string
+	Host     string
+	Runs     int
+	Newest   string
+	NewestAt time.Time
+	Sig      string
+}
+
+// HostSnap is a host's newest snapshot.
+type HostSnap struct {
+	Host    string
+	ID      string
+	TakenAt time.Time
+}
+
+// ConsoleIndex reads what the console's host index needs in two aggregate
+// queries (no query per host): every probe and host pair with its newest
+// run and signature, and every host's newest snapshot. Its cost grows
+// with the number of runs (one pass over the runs table and its
+// (probe, host, started) index), so the console runs it in the background,
+// not per request.
+func (s *Store) ConsoleIndex(ctx context.Context) ([]PairSig, []HostSnap, error) {
+	q := `SELECT r.probe, r.host, a.n, a.secs, a.last, min(` + s.d.byteOrder("r.id") + `)
+		FROM runs r JOIN (SELECT probe, host, count(*) AS n, sum(started / 1000000000) AS secs, max(started) AS last
+			FROM runs GROUP BY probe, host) a
+		ON r.probe = a.probe AND r.host = a.host AND r.started = a.last
+		GROUP BY r.probe, r.host, a.n, a.secs, a.last`
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pairs []PairSig
+	for rows.Next() {
+		var p PairSig
+		var secs, last int64
+		if err := rows.Scan(&p.Probe, &p.Host, &p.Runs, &secs, &last, &p.Newest); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		p.NewestAt = time.Unix(0, last).UTC()
+		p.Sig = fmt.Sprintf("%d/%d/%s", p.Runs, secs, p.Newest)
+		pairs = append(pairs, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	sq := `SELECT s.host, min(` + s.d.byteOrder("s.id") + `), a.last
+		FROM snapshots s JOIN (SELECT host, max(taken_at) AS last FROM snapshots GROUP BY host) a
+		ON s.host = a.host AND s.taken_at = a.last GROUP BY s.host, a.last`
+	rows, err = s.db.QueryContext(ctx, sq)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var snaps []HostSnap
+	for rows.Next() {
+		var h HostSnap
+		var at int64
+		if err := rows.Scan(&h.Host, &h.ID, &at); err != nil {
+			return nil, nil, err
+		}
+		h.TakenAt = time.Unix(0, at).UTC()
+		snaps = append(snaps, h)
+	}
+	return pairs, snaps, rows.Err()
+}
+
+// HostsWithLabel lists the hosts that have runs labelled label (through
+// the runs (label, started) index).
+func (s *Store) HostsWithLabel(ctx context.Context, label string) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT host FROM runs WHERE label = ?`), label)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out[h] = true
+	}
+	return out, rows.Err()
+}
+
+// RecentLabels lists the labels of the newest runs (at most scan runs read,
+// through the runs (started) index), newest first, at most most labels:
+// what a selection offers without grouping a store of a million runs.
+func (s *Store) RecentLabels(ctx context.Context, scan, most int) ([]LabelCount, error) {
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT label, started FROM runs ORDER BY started DESC LIMIT %d`, max(scan, 1)))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LabelCount
+	idx := map[string]int{}
+	for rows.Next() {
+		var l string
+		var at int64
+		if err := rows.Scan(&l, &at); err != nil {
+			return nil, err
+		}
+		if l == "" {
+			continue
+		}
+		if i, ok := idx[l]; ok {
+			out[i].Runs++
+			continue
+		}
+		if len(out) >= most {
+			continue
+		}
+		idx[l] = len(out)
+		out = append(out, LabelCount{Label: l, Runs: 1, Newest: time.Unix(0, at).UTC()})
+	}
+	return out, rows.Err()
+}
+
+// NewestOfHost is the newest run of each probe on host (of probe only,
+// when not empty), by probe name: 'compare host:NAME' without reading
+// every host's pairs.
+func (s *Store) NewestOfHost(ctx context.Context, host, probe string) ([]RunRef, error) {
+	q := `SELECT id, label, suite, probe, host, snapshot_id, started, complete FROM runs WHERE host = ?`
+	args := []any{host}
+	if probe != "" {
+		q += ` AND probe = ?`
+		args = append(args, probe)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY `+s.d.byteOrder("probe")+`, started DESC, `+s.d.byteOrder("id")), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RunRef
+	for rows.Next() {
+		var r RunRef
+		var at int64
+		var complete int
+		if err := rows.Scan(&r.ID, &r.Label, &r.Suite, &r.Probe, &r.Host, &r.Snapshot, &at, &complete); err != nil {
+			return nil, err
+		}
+		if len(out) > 0 && out[len(out)-1].Probe == r.Probe {
+			continue
+		}
+		r.Started, r.Complete = time.Unix(0, at).UTC(), complete != 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// StoreSig is the number of runs and the newest start: it changes when
+// runs are added or deleted, which is when the console's host index is
+// read again. A count over a million runs is an index-only scan.
+func (s *Store) StoreSig(ctx context.Context) (string, error) {
+	var n int
+	var last sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*), max(started) FROM runs`).Scan(&n, &last); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d/%d", n, last.Int64), nil
+}
+
+// RunsBatch is Runs (same selection, same order, same documents and
+// samples) with every run's samples read in one query instead of one per
+// run: the console loads 31 runs per verdict and 100 per history series.
+func (s *Store) RunsBatch(ctx context.Context, f Filter) ([]*run.Run, error) {
+	p := Page{Filter: f}
+	where, args := s.pageWhere(p)
+	q := `SELECT id, doc FROM runs` + where + ` ORDER BY started DESC, ` + s.d.byteOrder("id")
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	return s.loadRunsBatch(ctx, q, args)
+}
+
+// loadRunsBatch is loadRuns with one query for all the samples.
+func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run.Run, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*run.Run
+	var colIDs []any
+	idx := map[string]*run.Run{}
+	for rows.Next() {
+		var id, doc string
+		if err := rows.Scan(&id, &doc); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var r run.Run
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
+		}
+		if r.Schema > run.Schema {
+			rows.Close()
+			return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, r.Schema)
+		}
+		out = append(out, &r)
+		idx[id] = &r
+		colIDs = append(colIDs, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	ids := colIDs
+	// At most sampleIDs ids a query: both backends bound the parameters.
+	for start := 0; start < len(ids); start += sampleIDs {
+		chunk := ids[start:min(start+sampleIDs, len(ids))]
+		if err := s.attachSamples(ctx, chunk, idx); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range out {
+		sortSamples(r)
+	}
+	return out, nil
+}
+
+// sampleIDs is how many runs' samples one query reads.
+const sampleIDs = 500
+
+func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*run.Run) error {
+	sq := `SELECT run_id, metric, iteration, value FROM samples WHERE run_id IN (` +
+		strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + `) ORDER BY iteration, metric`
+	rows, err := s.db.QueryContext(ctx, s.q(sq), ids...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var x run.Sample
+		if err := rows.Scan(&id, &x.Metric, &x.Iteration, &x.Value); err != nil {
+			return err
+		}
+		if r := idx[id]; r != nil {
+			r.Samples = append(r.Samples, x)
+		}
+	}
+	return rows.Err()
+}
+
+// sortSamples puts a run's samples in the order load gives them: by
+// iteration, then in the order the probe declared its metrics.
+func sortSamples(r *run.Run) {
+	order := make(map[string]int, len(r.Metrics))
+	for i, m := range r.Metrics {
+		order[m.Name] = i
+	}
+	sort.SliceStable(r.Samples, func(i, j int) bool {
+		a, b := r.Samples[i], r.Samples[j]
+		if a.Iteration != b.Iteration {
+			return a.Iteration < b.Iteration
+		}
+		return order[a.Metric] < order[b.Metric]
+	})
 }

@@ -59,3 +59,58 @@ func TestConsoleQueries(t *testing.T) {
 		}
 	})
 }
+
+// The host index's aggregate names the same newest run as ProbeHosts and
+// NewestOfHost, and answers alike on SQLite and PostgreSQL.
+func TestConsoleIndex(t *testing.T) {
+	read := func(t *testing.T, s *Store) ([]PairSig, []HostSnap, []RunRef, string) {
+		t.Helper()
+		pairs, snaps, err := s.ConsoleIndex(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newest, err := s.NewestOfHost(ctx, "h1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []Filter{{}, {Limit: 2}, {Label: "before"}, {Probe: "cpu", Host: "h1", Limit: 3}} {
+			a, err := s.Runs(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.RunsBatch(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%+v: RunsBatch %v, Runs %v", f, ids(b), ids(a))
+			}
+		}
+		sig, err := s.StoreSig(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pairs, snaps, newest, sig
+	}
+	lite, _ := openTemp(t)
+	fill(t, lite)
+	pairs, snaps, newest, sig := read(t, lite)
+	phs, _ := lite.ProbeHosts(ctx)
+	if len(pairs) != 1 || len(phs) != 1 || pairs[0].Newest != phs[0].Newest || pairs[0].Runs != phs[0].Runs {
+		t.Errorf("pairs %+v, probe hosts %+v", pairs, phs)
+	}
+	if len(newest) != 1 || newest[0].ID != phs[0].Newest {
+		t.Errorf("newest of h1: %+v, want %s", newest, phs[0].Newest)
+	}
+	if len(snaps) != 1 || snaps[0].Host != "h1" {
+		t.Errorf("snapshots %+v", snaps)
+	}
+	t.Run("postgres", func(t *testing.T) {
+		pg, _ := openPG(t)
+		fill(t, pg)
+		pairs2, snaps2, newest2, sig2 := read(t, pg)
+		if !reflect.DeepEqual(pairs, pairs2) || !reflect.DeepEqual(snaps, snaps2) || !reflect.DeepEqual(newest, newest2) || sig != sig2 {
+			t.Errorf("sqlite %+v %+v %+v %s\npostgres %+v %+v %+v %s", pairs, snaps, newest, sig, pairs2, snaps2, newest2, sig2)
+		}
+	})
+}

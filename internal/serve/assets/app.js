@@ -48,6 +48,7 @@
   }
   function select(name, values, cur, blank) {
     var opts = blank ? [el('option', { value: '' }, blank)] : [];
+    if (cur && values.indexOf(cur) < 0) values = [cur].concat(values);
     values.forEach(function (v) {
       opts.push(el('option', { value: v, selected: v === cur ? 'selected' : null }, v));
     });
@@ -63,6 +64,15 @@
 
   var views = {
     hosts: function () {
+      var ix = d.index || {};
+      app.appendChild(form('/', [input('host', d.host), select('probe', d.probes, d.probe, '(any)'),
+        select('verdict', ['worse', 'better', 'same', 'equivalent', 'inconclusive', 'pending', 'none'], d.verdict, '(any)'),
+        input('label', d.label), select('sort', ['worst', 'name'], d.sort), input('workload', d.workload === 'general' ? '' : d.workload),
+        input('per', String(d.per_page), 4)]));
+      var first = d.page * d.per_page;
+      app.appendChild(el('p', { id: 'count' }, d.total + ' host' + (d.total === 1 ? '' : 's') + ' match' + (d.total === 1 ? 'es' : '') +
+        (d.total ? '; showing ' + (first + 1) + '–' + (first + d.hosts.length) : '') + (d.sort === 'worst' ? ', worst first' : ', by name') + '.' +
+        (ix.pending ? ' ' + ix.pending + ' of the store’s verdicts and audits are still being computed: the order may change (every verdict shown is computed).' : '')));
       app.appendChild(el('p', null, 'Failing findings are for workload ' + d.workload + '. Last run: each probe’s newest run against the run before it, decided as perflab compare decides (run level, calibrated by the host’s earlier runs; first metric of the probe); its history shows the change points.'));
       var rows = d.hosts.map(function (h) {
         var s = h.snapshot || {};
@@ -72,7 +82,7 @@
         var drift = h.drift.map(function (x) {
           var ci = x.delta_lo_pct === null ? '' : ' [' + pct(x.delta_lo_pct) + ', ' + pct(x.delta_hi_pct) + ']';
           return el('div', { 'class': 'drift ' + (x.verdict === 'worse' || x.verdict === 'better' ? x.verdict : 'flat'), title: x.reason || '' }, [
-            x.probe + ' ' + (x.delta_pct === null ? '' : pct(x.delta_pct) + ci + ' ') + x.verdict + ' ',
+            x.probe + ' ' + (x.delta_pct === null ? '' : pct(x.delta_pct) + ci + ' ') + x.verdict + (x.host_drift ? ' (host drift)' : '') + ' ',
             link('/history', { probe: x.probe, host: h.host, metric: x.metric }, 'change points')]);
         });
         return el('tr', { 'data-host': h.host }, [
@@ -86,6 +96,12 @@
             link('/compare', { s: ['host:' + h.host] }, 'compare')])]);
       });
       app.appendChild(table('hosts', ['host', 'kernel', 'CPU', 'memory', 'failing findings', 'last run', 'runs', 'drift', ''], rows));
+      var q = { host: d.host, probe: d.probe, verdict: d.verdict, label: d.label, sort: d.sort === 'worst' ? '' : d.sort,
+        workload: d.workload === 'general' ? '' : d.workload, per: d.per_page === 50 ? '' : d.per_page };
+      var pager = el('p', { id: 'pager' });
+      if (d.page > 0) { q.page = d.page - 1; add(pager, [link('/', q, '← previous'), ' ']); }
+      if (first + d.hosts.length < d.total) { q.page = d.page + 1; add(pager, link('/', q, 'next →')); }
+      app.appendChild(pager);
     },
 
     history: function () {
@@ -118,7 +134,8 @@
     runs: function () {
       var f = d.filter;
       app.appendChild(form('/runs', [input('host', f.Host), input('probe', f.Probe), input('label', f.Label)]));
-      app.appendChild(el('p', null, d.total + ' runs; page ' + (d.page + 1) + ' of ' + Math.max(1, Math.ceil(d.total / d.per_page))));
+      app.appendChild(el('p', null, d.more ? 'more than ' + d.total + ' runs; page ' + (d.page + 1) :
+        d.total + ' runs; page ' + (d.page + 1) + ' of ' + Math.max(1, Math.ceil(d.total / d.per_page))));
       app.appendChild(table('runs', ['id', 'started', 'host', 'probe', 'label', 'complete', ''], d.runs.map(function (r) {
         return el('tr', { 'data-run': r.id }, [el('td', { 'class': 'mono' }, shortID(r.id)), el('td', null, day(r.started)), el('td', null, r.host),
           el('td', null, r.probe), el('td', null, r.label || ''), el('td', null, r.complete ? 'yes' : 'no'),
