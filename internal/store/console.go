@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -561,20 +560,4 @@ func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*ru
 		}
 	}
 	return rows.Err()
-}
-
-// sortSamples puts a run's samples in the order load gives them: by
-// iteration, then in the order the probe declared its metrics.
-func sortSamples(r *run.Run) {
-	order := make(map[string]int, len(r.Metrics))
-	for i, m := range r.Metrics {
-		order[m.Name] = i
-	}
-	sort.SliceStable(r.Samples, func(i, j int) bool {
-		a, b := r.Samples[i], r.Samples[j]
-		if a.Iteration != b.Iteration {
-			return a.Iteration < b.Iteration
-		}
-		return order[a.Metric] < order[b.Metric]
-	})
 }
