@@ -52,6 +52,15 @@ type Options struct {
 	// tree's path otherwise): reproducible output for golden files and
 	// for trees whose path means nothing on another machine.
 	ID, Root string
+	// Sysctls, when not nil, limits the sysctls read to these names (as
+	// keyed in Snapshot.Sysctl): each is opened by name instead of walking
+	// every file under /proc/sys, which is most of a live snapshot's cost.
+	// The audit passes what its rules and the knob catalogue read
+	// (audit.Sysctls); a snapshot that is stored or shown takes them all.
+	// A name the full walk would leave out (a virtual interface's conf/)
+	// is left out here too, and a view of a container's network namespace
+	// always takes the full walk.
+	Sysctls []string
 }
 
 // collector carries what every area collector needs.
