@@ -21,7 +21,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
 echo "| date | load average (before → after) | handler | scraper | p50 (median of $COUNT) | p99 (median, worst of $COUNT) | CPU per scrape |"
 echo "|---|---|---|---|---|---|---|"
-echo "$out" | awk -v date="$(date -u +%F)" -v load="$load0 → $load1" '
+echo "$out" | awk -v date="$(date -u +%F)" -v ld="$load0 → $load1" '
 /^BenchmarkScrape\// {
   split($1, n, "/"); h = n[2]; enc = n[3]; sub(/-[0-9]+$/, "", enc); k = h "/" enc
   for (i = 2; i <= NF; i++) {
@@ -40,7 +40,7 @@ function worst(s,   v, n, i, w) { n = split(s, v, " "); w = v[1]; for (i = 2; i 
 END {
   for (i = 1; i <= m; i++) {
     k = order[i]; split(k, p, "/")
-    printf "| %s | %s | %s | %s | %.2f ms | %.2f ms (worst %.2f) | %.0f µs |\n", date, load, p[1], p[2], med(p50[k]), med(p99[k]), worst(p99[k]), med(cpu[k])
+    printf "| %s | %s | %s | %s | %.2f ms | %.2f ms (worst %.2f) | %.0f µs |\n", date, ld, p[1], p[2], med(p50[k]), med(p99[k]), worst(p99[k]), med(cpu[k])
   }
 }'
 echo "budget: p99 ≤ 5 ms for perflab; the floor rows are what net/http and loopback alone cost under the same load"
