@@ -23,8 +23,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +39,7 @@ import (
 	"github.com/perflab/perflab/internal/monitor"
 	"github.com/perflab/perflab/internal/probe"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -321,7 +320,7 @@ func runItem(ctx context.Context, idx, total int, it Item, opt Options, scratch 
 		stored = rd.Redact(stored)
 	}
 	r = &run.Run{
-		Schema: run.Schema, ID: newID(), Label: opt.Label, Suite: opt.Suite, Probe: p.Name(),
+		Schema: run.Schema, ID: snapshot.NewID(), Label: opt.Label, Suite: opt.Suite, Probe: p.Name(),
 		Params: map[string]string(stored), Host: opt.Host.Name,
 		MachineID: opt.Host.MachineID, BootID: opt.Host.BootID, SnapshotID: opt.Host.SnapshotID,
 		Started: start.UTC(), Precision: opt.Precision, Metrics: metrics,
@@ -546,12 +545,6 @@ func ncpu(cpus []int) int {
 		return len(cpus)
 	}
 	return allowedCPUs()
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func safeName(s string) string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/effect"
 	"github.com/perflab/perflab/internal/run"
 )
 
@@ -138,5 +139,62 @@ func TestRepeatRoundRobin(t *testing.T) {
 	o.Repeat = -1
 	if _, err := Run(context.Background(), []Item{{Probe: f1, Params: f1.Defaults(false)}}, o); err == nil {
 		t.Error("negative repeat accepted")
+	}
+}
+
+// UntilVerdict: a −10% state under ±10% drift is called worse and the
+// session stops there, long before its time limit; two identical states
+// (only within-block noise) stop as equivalent or run to the time limit,
+// never with a change. The fake clock is the session's clock, so the
+// time limit is exact.
+func TestInterleaveUntilVerdict(t *testing.T) {
+	for _, c := range []struct {
+		effect float64
+		want   string
+	}{{0.9, "worse"}, {1, ""}} {
+		clk := newClock()
+		h := &driftingHost{rng: rand.New(rand.NewPCG(4, 4)), level: 1, effect: map[string]float64{"A": 1, "B": c.effect}}
+		f := &fake{name: "n", metrics: oneMetric, value: h.value, clk: clk, step: time.Second}
+		o := opts(clk)
+		o.Precision, o.MinRuns, o.MaxRuns = 0, 3, 3
+		_, res, err := Interleave(context.Background(), []Item{{Probe: f, Params: f.Defaults(false)}},
+			InterleaveOptions{States: h.states("A", "B"), Blocks: MaxRepeat, Seed: 5, UntilVerdict: true, MaxTime: 10 * time.Minute}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Effects) != 1 || res.Alpha <= 0 || res.Alpha > 0.05 {
+			t.Fatalf("effect %v: %+v", c.effect, res)
+		}
+		v := res.Effects[0].Verdict
+		switch {
+		case c.want == "worse" && (v != "worse" || res.Stopped != "verdict" || res.Seconds >= 600):
+			t.Errorf("−10%%: %s, stopped by %s after %.0f s", v, res.Stopped, res.Seconds)
+		case c.want == "" && (v.Changed() || res.Seconds > 600):
+			t.Errorf("A/A: %s, stopped by %s after %.0f s", v, res.Stopped, res.Seconds)
+		}
+	}
+}
+
+// The looks of a sequential session spend at most alpha in all, the last
+// one the rest; before MinBlocks nothing is spent.
+func TestSequentialSpendsAlphaOnce(t *testing.T) {
+	s := &Sequential{Alpha: 0.05, MaxTime: time.Minute}
+	res := &Interleaved{}
+	var levels []float64
+	none := func(o effect.Options) []Effect { levels = append(levels, o.Alpha); return nil }
+	for b := 1; ; b++ {
+		if s.Look(res, none, b, 3, MaxRepeat, time.Duration(b)*7*time.Second) {
+			break
+		}
+		if b > 100 {
+			t.Fatal("no end")
+		}
+	}
+	sum := 0.0
+	for _, l := range levels {
+		sum += l
+	}
+	if len(levels) != 6 || math.Abs(sum-0.05) > 1e-12 || res.Stopped != "max-time" {
+		t.Errorf("levels %v (sum %v), stopped %q; want 6 looks (blocks 3–8 of 7 s in a minute) spending 0.05", levels, sum, res.Stopped)
 	}
 }

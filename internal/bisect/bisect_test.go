@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/perflab/perflab/internal/fixture"
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/probe/probetest"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/tune"
@@ -34,39 +33,25 @@ func tree(t *testing.T, thp, swappiness, autogroup string) hostfs.FS {
 }
 
 // pageFaults is a fake memory.pagefault: its cost per page follows the THP
-// file of the tree (×8 without huge pages), plus a little for swappiness
-// below 60? No: swappiness and autogroup do nothing here. The host drifts
-// ±10% between runs.
-type pageFaults struct {
-	fs  hostfs.FS
-	rng *rand.Rand
-	lvl float64
-}
-
-func (p *pageFaults) Name() string               { return "memory.pagefault" }
-func (p *pageFaults) Doc() string                { return "fake" }
-func (p *pageFaults) Defaults(bool) probe.Params { return probe.Params{} }
-func (p *pageFaults) Metrics(probe.Params) ([]run.Metric, error) {
-	return []run.Metric{{Name: "ns_per_page.thp", Unit: "ns", Better: run.Lower}, {Name: "ns_per_page.4KiB", Unit: "ns", Better: run.Lower}}, nil
-}
-func (p *pageFaults) Setup(context.Context, *probe.Env) error {
-	p.lvl = 1 + 0.1*(2*p.rng.Float64()-1)
-	return nil
-}
-func (p *pageFaults) Teardown(*probe.Env) error { return nil }
-func (p *pageFaults) Iterate(context.Context, *probe.Env) (map[string]float64, error) {
-	b, err := p.fs.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil {
-		return nil, err
-	}
-	cost := 250.0
-	// A real kernel shows "always madvise [never]"; the fake tree holds
-	// what tune wrote ("never").
-	if v := strings.TrimSpace(string(b)); strings.Contains(v, "[never]") || v == "never" {
-		cost = 2000
-	}
-	noise := 1 + 0.01*p.rng.NormFloat64()
-	return map[string]float64{"ns_per_page.thp": cost * p.lvl * noise, "ns_per_page.4KiB": 2000 * p.lvl * noise}, nil
+// file of the tree (×8 without huge pages); swappiness and autogroup do
+// nothing here. The host drifts ±10% between runs.
+func pageFaults(fs hostfs.FS, rng *rand.Rand) *probetest.Fake {
+	return &probetest.Fake{ProbeName: "memory.pagefault", Rng: rng, Drift: 0.1,
+		Metric: []run.Metric{{Name: "ns_per_page.thp", Unit: "ns", Better: run.Lower}, {Name: "ns_per_page.4KiB", Unit: "ns", Better: run.Lower}},
+		Sample: func(rng *rand.Rand) (map[string]float64, error) {
+			b, err := fs.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+			if err != nil {
+				return nil, err
+			}
+			cost := 250.0
+			// A real kernel shows "always madvise [never]"; the fake tree
+			// holds what tune wrote ("never").
+			if v := strings.TrimSpace(string(b)); strings.Contains(v, "[never]") || v == "never" {
+				cost = 2000
+			}
+			noise := 1 + 0.01*rng.NormFloat64()
+			return map[string]float64{"ns_per_page.thp": cost * noise, "ns_per_page.4KiB": 2000 * noise}, nil
+		}}
 }
 
 func snap(thp, swappiness, autogroup string) *snapshot.Snapshot {
@@ -77,7 +62,7 @@ func snap(thp, swappiness, autogroup string) *snapshot.Snapshot {
 
 func options(t *testing.T, fs hostfs.FS, good, bad *snapshot.Snapshot) Options {
 	cands, un := Candidates(good, bad)
-	p := &pageFaults{fs: fs, rng: rand.New(rand.NewPCG(1, 2))}
+	p := pageFaults(fs, rand.New(rand.NewPCG(1, 2)))
 	item := bench.Item{Probe: p, Params: probe.Params{}, MaxRuns: 6}
 	return Options{
 		Host: tune.Host{FS: fs, Dir: t.TempDir()}, Items: []bench.Item{item},
@@ -209,50 +194,32 @@ func TestBisectCancelledRestores(t *testing.T) {
 // interaction, as TCP's send and receive windows), and a third knob is
 // irrelevant. Bisect reports the two as one joint cause and clears the
 // third.
-type bufferProbe struct {
-	fs  hostfs.FS
-	rng *rand.Rand
-}
-
-func (p *bufferProbe) Name() string               { return "net.tcp" }
-func (p *bufferProbe) Doc() string                { return "fake" }
-func (p *bufferProbe) Defaults(bool) probe.Params { return probe.Params{} }
-func (p *bufferProbe) Metrics(probe.Params) ([]run.Metric, error) {
-	return []run.Metric{{Name: "bandwidth", Unit: "MB/s", Better: run.Higher}}, nil
-}
-func (p *bufferProbe) Setup(context.Context, *probe.Env) error { return nil }
-func (p *bufferProbe) Teardown(*probe.Env) error               { return nil }
-func (p *bufferProbe) Iterate(context.Context, *probe.Env) (map[string]float64, error) {
-	r, _ := p.fs.ReadFile("/proc/sys/net/ipv4/tcp_rmem")
-	w, _ := p.fs.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
-	bw := 50.0
-	if !strings.HasSuffix(strings.TrimSpace(string(r)), " 4096") && !strings.HasSuffix(strings.TrimSpace(string(w)), " 4096") {
-		bw = 2000
-	}
-	return map[string]float64{"bandwidth": bw * (1 + 0.01*p.rng.NormFloat64())}, nil
+func bufferProbe(fs hostfs.FS, rng *rand.Rand) *probetest.Fake {
+	return &probetest.Fake{ProbeName: "net.tcp", Rng: rng,
+		Metric: []run.Metric{{Name: "bandwidth", Unit: "MB/s", Better: run.Higher}},
+		Sample: func(rng *rand.Rand) (map[string]float64, error) {
+			r, _ := fs.ReadFile("/proc/sys/net/ipv4/tcp_rmem")
+			w, _ := fs.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+			bw := 50.0
+			if !strings.HasSuffix(strings.TrimSpace(string(r)), " 4096") && !strings.HasSuffix(strings.TrimSpace(string(w)), " 4096") {
+				bw = 2000
+			}
+			return map[string]float64{"bandwidth": bw * (1 + 0.01*rng.NormFloat64())}, nil
+		}}
 }
 
 func TestBisectJointCause(t *testing.T) {
-	dir := t.TempDir()
-	for p, c := range map[string]string{
+	fs := fixture.Files(t, map[string]string{
 		"proc/sys/net/ipv4/tcp_rmem":        "4096 4096 4096\n",
 		"proc/sys/net/ipv4/tcp_wmem":        "4096 4096 4096\n",
 		"proc/sys/net/ipv4/tcp_fin_timeout": "30\n",
 		"proc/sys/kernel/random/boot_id":    "6a3f2a1e-4b8c-4a51-9d0e-2f1d8d3c0b11\n",
 		"etc/machine-id":                    "0123456789abcdef0123456789abcdef\n",
-	} {
-		full := filepath.Join(dir, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		os.WriteFile(full, []byte(c), 0o644)
-	}
-	fs, err := hostfs.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	good := &snapshot.Snapshot{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "4096 131072 6291456", "net.ipv4.tcp_wmem": "4096 16384 4194304", "net.ipv4.tcp_fin_timeout": "60"}}
 	bad := &snapshot.Snapshot{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "4096 4096 4096", "net.ipv4.tcp_wmem": "4096 4096 4096", "net.ipv4.tcp_fin_timeout": "30"}}
 	cands, _ := Candidates(good, bad)
-	p := &bufferProbe{fs: fs, rng: rand.New(rand.NewPCG(5, 5))}
+	p := bufferProbe(fs, rand.New(rand.NewPCG(5, 5)))
 	res, err := Run(context.Background(), Options{Host: tune.Host{FS: fs, Dir: t.TempDir()},
 		Items: []bench.Item{{Probe: p, Params: probe.Params{}, MaxRuns: 6}},
 		Bench: bench.Options{MinRuns: 6, MaxRuns: 6, Budget: time.Hour, NoNoiseCheck: true}, Candidates: cands, Seed: 3})

@@ -53,13 +53,15 @@ type benchFlags struct {
 	pid                      int
 	states                   []string
 	concurrency              string
+	untilVerdict             bool
+	maxTime                  time.Duration
 }
 
 // benchFlagNames words bench.Options fields as the flags that set them.
 var benchFlagNames = map[string]string{
 	"Precision": "--precision", "MinRuns": "--min-runs", "MaxRuns": "--max-runs", "Warmup": "--warmup",
 	"Budget": "--budget", "CPUs": "--cpus", "Dir": "--dir", "Params": "--param",
-	"Repeat": "--repeat", "States": "--state", "Blocks": "--blocks",
+	"Repeat": "--repeat", "States": "--state", "Blocks": "--blocks", "MaxTime": "--max-time",
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -92,7 +94,16 @@ interleaves states: in each of --blocks blocks perflab runs each state's
 command (sh -c) in a random order and measures right after it; the blocks
 pair, the host's drift between them cancels, and the effect of each state
 against the first is printed with its 95% CI. Each state's runs are stored
-under LABEL/NAME with their block.`,
+under LABEL/NAME with their block.
+
+--until-verdict makes the interleaved session sequential: after every block
+(from the third) it decides, and stops as soon as every effect is better,
+worse or equivalent, at the latest after --max-time (default 2m). Each look
+tests at its share of the 5% alpha (Pocock-type spending), so a session with
+nothing changed calls a change at most 5% of the time; blocks are short (3
+samples a state unless --min-runs/--max-runs say otherwise), as the power
+simulation over this project's real A/A blocks chose (docs/statistics.md,
+"Time to a verdict").`,
 		Example: `  perflab bench quick --label before          # every category in about a minute
   perflab bench baseline --label node7         # the full pre-production baseline (~10 min)
   perflab bench memory.latency --cpus 1 --param max=64MiB
@@ -104,6 +115,7 @@ under LABEL/NAME with their block.`,
   perflab bench probe:cpu --precision 0.005 --budget 2m --format json -o cpu.json
   perflab bench quick --repeat 3 --label before  # three runs of each probe: a verdict that survives drift
   perflab bench probe:cpu --cpus 1 --state alone='pkill -f neighbour || true' --state neighbour='./neighbour & sleep 0.2'
+  perflab bench probe:cpu --cpus 1 --param threads=1 --state off='true' --state on='./duty-cycle &' --until-verdict --max-time 2m
   perflab bench probe:cpu --container web1 --label container   # inside its cgroup (quota, cpuset) and network namespace
   perflab bench list`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchCmd(cmd, e, &f, args) },
@@ -136,21 +148,34 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.repeat, "repeat", 1, "measure every probe this many times, round-robin over the probes (runs are the unit compare decides on)")
 	fl.StringArrayVar(&f.states, "state", nil, "NAME='CMD': a state of an interleaved A/B; give two or more (docs/statistics.md)")
 	fl.IntVar(&f.blocks, "blocks", 10, "with --state: at most this many blocks (stops earlier when every effect is within ±precision)")
+	fl.BoolVar(&f.untilVerdict, "until-verdict", false, "with --state: stop as soon as every effect has a verdict (alpha spent over the looks), at the latest after --max-time")
+	fl.DurationVar(&f.maxTime, "max-time", bench.DefaultMaxTime, "with --until-verdict: the most time the session measures")
 }
 
 // interleave maps --state and --blocks to the interleaving options; nil
 // when no state is given.
-func (f *benchFlags) interleave(e *env, changed func(string) bool) (*bench.InterleaveOptions, error) {
+func (f *benchFlags) interleave(e *env, changed func(string) bool, opt *bench.Options) (*bench.InterleaveOptions, error) {
 	if len(f.states) == 0 {
-		if changed("blocks") {
-			return nil, clierr.Usagef("give the states to interleave: --state A='CMD' --state B='CMD'", "--blocks needs --state")
+		for _, fl := range []string{"blocks", "until-verdict", "max-time"} {
+			if changed(fl) {
+				return nil, clierr.Usagef("give the states to interleave: --state A='CMD' --state B='CMD'", "--%s needs --state", fl)
+			}
 		}
 		return nil, nil
+	}
+	if changed("max-time") && !f.untilVerdict {
+		return nil, clierr.Usagef("add --until-verdict, or bound a fixed session with --blocks", "--max-time needs --until-verdict")
+	}
+	if f.untilVerdict && f.maxTime <= 0 {
+		return nil, clierr.Usagef("e.g. --max-time 2m", "--max-time %v is not a positive duration", f.maxTime)
 	}
 	if changed("repeat") {
 		return nil, clierr.Usagef("interleaved states are measured once per block: use --blocks", "--repeat and --state do not go together")
 	}
-	io := &bench.InterleaveOptions{Blocks: f.blocks}
+	io := &bench.InterleaveOptions{Blocks: f.blocks, UntilVerdict: f.untilVerdict, MaxTime: f.maxTime}
+	if f.untilVerdict {
+		f.verdictDesign(io, opt, changed)
+	}
 	for _, s := range f.states {
 		name, command, ok := strings.Cut(s, "=")
 		if !ok {
@@ -159,6 +184,20 @@ func (f *benchFlags) interleave(e *env, changed func(string) bool) (*bench.Inter
 		io.States = append(io.States, bench.State{Name: name, Apply: shellState(e, name, command)})
 	}
 	return io, nil
+}
+
+// verdictDesign gives a sequential session the short blocks the power
+// simulation chose, where the flags leave them open.
+func (f *benchFlags) verdictDesign(io *bench.InterleaveOptions, opt *bench.Options, changed func(string) bool) {
+	if !changed("blocks") {
+		io.Blocks = bench.MaxRepeat
+	}
+	if !changed("min-runs") && !changed("max-runs") {
+		opt.MinRuns, opt.MaxRuns, opt.Precision = bench.VerdictSamples, bench.VerdictSamples, 0
+	}
+	if !changed("warmup") {
+		opt.Warmup = bench.VerdictWarmup
+	}
 }
 
 // shellState runs a state's command with sh -c, its output on stderr.
@@ -246,7 +285,7 @@ func runBenchCmd(cmd *cobra.Command, e *env, f *benchFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	il, err := f.interleave(e, changed)
+	il, err := f.interleave(e, changed, &opt)
 	if err != nil {
 		return err
 	}

@@ -1,22 +1,15 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/bisect"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/snapshot"
-	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
 	"github.com/spf13/cobra"
@@ -84,7 +77,7 @@ func runBisect(cmd *cobra.Command, e *env, f *bisectFlags, args []string) error 
 	opt.Bench.Progress = bench.NewProgress(e.stderr, termfmt.IsTTY(e.stderr))
 	res, err := bisect.Run(cmd.Context(), opt)
 	if res != nil && !f.noStore && err == nil {
-		if id, serr := storeBisect(cmd.Context(), f.db, res); serr != nil {
+		if id, serr := storeReport(cmd.Context(), f.db, "bisect", res); serr != nil {
 			fmt.Fprintf(e.stderr, "perflab: the result was not stored: %v\n", serr)
 		} else {
 			fmt.Fprintf(e.stderr, "stored as bisect:%s (perflab report bisect:%s)\n", id, id)
@@ -153,27 +146,4 @@ func (f *bisectFlags) options(cmd *cobra.Command, e *env, args []string) (bisect
 		return opt, clierr.Usagef("e.g. --blocks 2 --confirm 3", "--blocks %d / --confirm %d: need at least 1 block and 2 confirmations", f.blocks, f.confirm)
 	}
 	return opt, nil
-}
-
-// storeBisect keeps the result in the run database as a report of kind
-// bisect, under a new id.
-func storeBisect(ctx context.Context, db string, res *bisect.Result) (string, error) {
-	st, err := openStore(db)
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	var b bytes.Buffer
-	if err := report.Write(&b, res, report.FormatJSON, report.Options{}); err != nil {
-		return "", err
-	}
-	id := newReportID()
-	host, _ := os.Hostname()
-	return id, st.SaveReport(ctx, store.Report{ID: id, Kind: "bisect", Created: time.Now().UTC(), Host: host, Doc: b.Bytes()})
-}
-
-func newReportID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

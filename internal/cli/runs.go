@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/report"
@@ -29,6 +31,23 @@ func openStore(db string) (*store.Store, error) {
 // on a database this user may not write and never creates or migrates one.
 // A missing database is store.ErrNoDatabase (still in the chain), which
 // some readers answer with an empty result instead.
+// storeReport keeps a result (bisect, search) in the run database as a
+// report of that kind under a new id; perflab report KIND:ID shows it again.
+func storeReport(ctx context.Context, db, kind string, result any) (string, error) {
+	st, err := openStore(db)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	var b bytes.Buffer
+	if err := report.Write(&b, result, report.FormatJSON, report.Options{}); err != nil {
+		return "", err
+	}
+	id := snapshot.NewID()
+	host, _ := os.Hostname()
+	return id, st.SaveReport(ctx, store.Report{ID: id, Kind: kind, Created: time.Now().UTC(), Host: host, Doc: b.Bytes()})
+}
+
 func openStoreReadOnly(db string) (*store.Store, error) {
 	s, err := store.OpenReadOnly(db)
 	if err != nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,7 +116,7 @@ func runSearch(cmd *cobra.Command, e *env, f *searchFlags, workload string) erro
 // keep stores the result and writes the profile.
 func (f *searchFlags) keep(ctx context.Context, e *env, res *search.Result, workload string) {
 	if !f.noSt {
-		if id, err := storeSearch(ctx, f.db, res); err != nil {
+		if id, err := storeReport(ctx, f.db, "search", res); err != nil {
 			fmt.Fprintf(e.stderr, "perflab: the result was not stored: %v\n", err)
 		} else {
 			fmt.Fprintf(e.stderr, "stored as search:%s (perflab report search:%s)\n", id, id)
@@ -177,9 +176,8 @@ func (f *searchFlags) options(e *env, workload string) (search.Options, *search.
 	var excluded []string
 	opt.Knobs, excluded = search.Space(search.FromKnobs{FS: fs}, so)
 	opt.Probe, opt.Blocks, opt.Confirm, opt.MinGain, opt.Budget = f.measure, f.blocks, f.confirm, f.minGain/100, f.budget
-	h := &search.Host{Tune: tune.Host{FS: fs}, Items: plan.Items, Source: "tune search " + w.Name,
-		Bench: bench.Options{Precision: bench.DefaultPrecision, MinRuns: bench.DefaultMinRuns, Warmup: bench.DefaultWarmup,
-			Budget: f.runBudget, Version: Version, Log: io.Discard, Suite: plan.Suite}}
+	h := &search.Host{Tune: tune.Host{FS: fs}, Items: plan.Items, Source: "tune search " + w.Name, Bench: bench.DefaultOptions()}
+	h.Bench.Budget, h.Bench.Version, h.Bench.Suite = f.runBudget, Version, plan.Suite
 	if f.cpus != "" {
 		if h.Bench.CPUs, err = parseCPUs("--cpus", f.cpus); err != nil {
 			return opt, nil, err
@@ -190,23 +188,6 @@ func (f *searchFlags) options(e *env, workload string) (search.Options, *search.
 }
 
 var searchFlagNames = map[string]string{"Blocks": "--blocks", "Confirm": "--confirm", "MinGain": "--min-gain", "Budget": "--budget", "Knobs": "--knob"}
-
-// storeSearch keeps the result in the run database as a report of kind
-// search, under a new id.
-func storeSearch(ctx context.Context, db string, res *search.Result) (string, error) {
-	st, err := openStore(db)
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	var b bytes.Buffer
-	if err := report.Search(&b, res, "json", termfmt.Style{}); err != nil {
-		return "", err
-	}
-	id := newReportID()
-	host, _ := os.Hostname()
-	return id, st.SaveReport(ctx, store.Report{ID: id, Kind: "search", Created: time.Now().UTC(), Host: host, Doc: b.Bytes()})
-}
 
 // showSearch renders a stored search.
 func showSearch(ctx context.Context, e *env, out *outputFlags, db, id string) error {

@@ -261,13 +261,31 @@ func blockedItems(p tune.Plan) []string {
 }
 
 func newTuneVerifyCmd(e *env) *cobra.Command {
+	return tuneJournalCmd("verify", "Check every applied knob: OK or DRIFT (exit 1 on drift)",
+		"  perflab tune verify\n  perflab tune verify --format json",
+		func(h tune.Host, out *outputFlags) error {
+			drift, err := h.Verify()
+			if err != nil {
+				return clierr.Runtimef("", "%v", err)
+			}
+			if err := writeResult(out, e.stdout, report.TuneDrift(drift)); err != nil {
+				return err
+			}
+			if bad := tune.Drifted(drift); bad > 0 {
+				return clierr.CheckFailed(fmt.Sprintf("%d knob(s) drifted from the applied tuning", bad))
+			}
+			return nil
+		})
+}
+
+// tuneJournalCmd is the shape of tune's read-only journal commands (verify,
+// status): --root, --container and --format text|json, then run on the
+// host.
+func tuneJournalCmd(use, short, example string, run func(h tune.Host, out *outputFlags) error) *cobra.Command {
 	var root, ref string
 	var out outputFlags
 	cmd := &cobra.Command{
-		Use:     "verify",
-		Short:   "Check every applied knob: OK or DRIFT (exit 1 on drift)",
-		Example: "  perflab tune verify\n  perflab tune verify --format json",
-		Args:    cobra.NoArgs,
+		Use: use, Short: short, Example: example, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.validate(); err != nil {
 				return err
@@ -276,23 +294,7 @@ func newTuneVerifyCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			drift, err := h.Verify()
-			if err != nil {
-				return clierr.Runtimef("", "%v", err)
-			}
-			bad := 0
-			for _, d := range drift {
-				if !d.OK {
-					bad++
-				}
-			}
-			if err := writeResult(&out, e.stdout, report.TuneDrift(drift)); err != nil {
-				return err
-			}
-			if bad > 0 {
-				return clierr.CheckFailed(fmt.Sprintf("%d knob(s) drifted from the applied tuning", bad))
-			}
-			return nil
+			return run(h, &out)
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
@@ -330,32 +332,14 @@ func newTuneRevertCmd(e *env) *cobra.Command {
 }
 
 func newTuneStatusCmd(e *env) *cobra.Command {
-	var root, ref string
-	var out outputFlags
-	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Show what tune has applied and not reverted",
-		Example: "  perflab tune status",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.validate(); err != nil {
-				return err
-			}
-			h, err := tuneHost(root, ref)
-			if err != nil {
-				return err
-			}
+	return tuneJournalCmd("status", "Show what tune has applied and not reverted", "  perflab tune status",
+		func(h tune.Host, out *outputFlags) error {
 			j, err := h.Status()
 			if err != nil {
 				return clierr.Runtimef("", "%v", err)
 			}
-			return writeResult(&out, e.stdout, j)
-		},
-	}
-	cmd.Flags().StringVar(&root, "root", "/", "host root filesystem")
-	registerContainer(cmd, &ref)
-	out.register(cmd, "text", "text", "json")
-	return cmd
+			return writeResult(out, e.stdout, j)
+		})
 }
 
 func newTuneForgetCmd(e *env) *cobra.Command {

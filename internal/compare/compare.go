@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -57,17 +58,8 @@ func sideInfo(s Side) SideInfo {
 			si.SnapshotID = r.SnapshotID
 		}
 	}
-	si.Hosts, si.Probes = sortedKeys(hosts), sortedKeys(probes)
+	si.Hosts, si.Probes = slices.Sorted(maps.Keys(hosts)), slices.Sorted(maps.Keys(probes))
 	return si
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // join builds one MetricRow per key any side has, pooling the samples of
@@ -437,7 +429,7 @@ func calibration(k Key, base, other Side, history []*run.Run, exclude map[string
 	}
 	var out [][]float64
 	n := 0
-	for _, h := range sortedKeys(hosts) {
+	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		if g := groups[h]; len(g) > 0 {
 			out = append(out, g)
 			n += len(g)

@@ -3,6 +3,8 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +78,7 @@ func walk(path string, a, b any, out *[]Diff) {
 		for k := range mb {
 			keys[k] = true
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			va, oka := ma[k]
 			vb, okb := mb[k]
 			if !oka {
@@ -113,7 +115,7 @@ func walkList(path string, a, b []any, out *[]Diff) {
 		for k := range ib {
 			keys[k] = true
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			walk(path+"["+k+"]", ia[k], ib[k], out)
 		}
 		return

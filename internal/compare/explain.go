@@ -2,6 +2,8 @@ package compare
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -296,7 +298,7 @@ func DiffRuns(base, other []*run.Run) []Diff {
 		for k := range b.Params {
 			keys[k] = true
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			va, oka := a.Params[k]
 			vb, okb := b.Params[k]
 			if !oka {

@@ -13,11 +13,6 @@ import (
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
-// Bisect writes a bisection in text, md, json or html (Write's table).
-func Bisect(w io.Writer, r *bisect.Result, format string, style termfmt.Style) error {
-	return Write(w, r, format, Options{Style: style})
-}
-
 // bisectJSON replaces NaN by null (JSON has no NaN).
 func bisectJSON(r *bisect.Result) any {
 	type cause struct {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/bisect"
-	"github.com/perflab/perflab/internal/termfmt"
 )
 
 func sampleBisect() *bisect.Result {
@@ -34,7 +33,7 @@ func TestBisectRenderAndRoundTrip(t *testing.T) {
 	r := sampleBisect()
 	for _, f := range []string{"text", "md", "html"} {
 		var b bytes.Buffer
-		if err := Bisect(&b, r, f, termfmt.Style{}); err != nil {
+		if err := Write(&b, r, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"hugepage", "97%", "mitigations"} {
@@ -44,7 +43,7 @@ func TestBisectRenderAndRoundTrip(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := Bisect(&b, r, "json", termfmt.Style{}); err != nil {
+	if err := Write(&b, r, "json", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	back, err := DecodeBisect(b.Bytes())

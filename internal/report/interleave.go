@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/numfmt"
@@ -43,11 +45,18 @@ func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termf
 			Verdict    string     `json:"verdict"`
 		}
 		doc := struct {
-			Kind    string   `json:"kind"`
-			Blocks  int      `json:"blocks"`
-			Stopped string   `json:"stopped"`
+			Kind    string `json:"kind"`
+			Blocks  int    `json:"blocks"`
+			Stopped string `json:"stopped"`
+			Seconds num    `json:"seconds"`
+			// Alpha is the sequential stop's last look's level (the
+			// verdicts' α, intervals at 1−α); absent: 5%, 95%.
+			Alpha   *float64 `json:"alpha,omitempty"`
 			Effects []effect `json:"effects"`
-		}{Kind: InterleavedKind, Blocks: res.Blocks, Stopped: res.Stopped, Effects: []effect{}}
+		}{Kind: InterleavedKind, Blocks: res.Blocks, Stopped: res.Stopped, Seconds: num(res.Seconds), Effects: []effect{}}
+		if res.Alpha > 0 {
+			doc.Alpha = &res.Alpha
+		}
 		for _, e := range res.Effects {
 			doc.Effects = append(doc.Effects, effect{e.Probe, e.Metric, e.Unit, e.Better, e.Base, e.State, e.Blocks,
 				num(e.Ratio), num(e.Lo), num(e.Hi), num(e.P), num(100 * (e.Ratio - 1)), num(100 * (e.Lo - 1)), num(100 * (e.Hi - 1)), string(e.Verdict)})
@@ -56,16 +65,19 @@ func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termf
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	case "md":
-		fmt.Fprintf(w, "\n## Interleaved effects (%d blocks, stopped by %s)\n\n| probe | metric | state vs base | Δ [95%% CI] | verdict |\n| --- | --- | --- | --- | --- |\n", res.Blocks, res.Stopped)
+		fmt.Fprintf(w, "\n## Interleaved effects (%d blocks, stopped by %s%s)\n\n| probe | metric | state vs base | Δ [%s CI] | verdict |\n| --- | --- | --- | --- | --- |\n", res.Blocks, res.Stopped, sequentialNote(res), ciLevel(res))
 		for _, e := range res.Effects {
 			fmt.Fprintf(w, "| %s | %s | %s vs %s | %s | %s |\n", mdEscape(e.Probe), mdEscape(e.Metric), mdEscape(e.State), mdEscape(e.Base), effectCI(e), e.Verdict)
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "\n%s\n", style.Bold(fmt.Sprintf("Interleaved effects: %d blocks, each state measured once per block in random order (stopped by %s)", res.Blocks, res.Stopped)))
-	fmt.Fprintln(w, style.Dim("Δ = state vs base, the blocks paired (drift between blocks cancels), 95% CI"))
+	fmt.Fprintf(w, "\n%s\n", style.Bold(fmt.Sprintf("Interleaved effects: %d blocks, each state measured once per block in random order (stopped by %s%s)", res.Blocks, res.Stopped, sequentialNote(res))))
+	fmt.Fprintln(w, style.Dim("Δ = state vs base, the blocks paired (drift between blocks cancels), "+ciLevel(res)+" CI"))
+	if res.Alpha > 0 {
+		fmt.Fprintln(w, style.Dim(fmt.Sprintf("sequential: each look tests at its share of the 5%% alpha; this one at α = %.4g", res.Alpha)))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "probe\tmetric\tstate vs base\tΔ\t95% CI\tverdict")
+	fmt.Fprintf(tw, "probe\tmetric\tstate vs base\tΔ\t%s CI\tverdict\n", ciLevel(res))
 	for _, e := range res.Effects {
 		v := string(e.Verdict)
 		if paint := verdictStyle(style, e.Verdict); paint != nil {
@@ -74,6 +86,23 @@ func Interleaved(w io.Writer, res *bench.Interleaved, format string, style termf
 		fmt.Fprintf(tw, "%s\t%s\t%s vs %s\t%s\t%s\t%s\n", e.Probe, e.Metric, e.State, e.Base, numfmt.Pct(100*(e.Ratio-1)), ciPct(e), v)
 	}
 	return tw.Flush()
+}
+
+// ciLevel is the level of the session's intervals: 95%, or the
+// sequential stop's last look's 1−α.
+func ciLevel(res *bench.Interleaved) string {
+	if res.Alpha > 0 {
+		return strconv.FormatFloat(100*(1-res.Alpha), 'g', 4, 64) + "%"
+	}
+	return "95%"
+}
+
+// sequentialNote says how long a sequential session measured.
+func sequentialNote(res *bench.Interleaved) string {
+	if res.Alpha <= 0 {
+		return ""
+	}
+	return " after " + time.Duration(res.Seconds*float64(time.Second)).Round(time.Second).String()
 }
 
 func effectCI(e bench.Effect) string {

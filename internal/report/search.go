@@ -14,11 +14,6 @@ import (
 	"github.com/perflab/perflab/internal/termfmt"
 )
 
-// Search writes a tune search result in text, md, json or html.
-func Search(w io.Writer, r *search.Result, format string, style termfmt.Style) error {
-	return Write(w, r, format, Options{Style: style})
-}
-
 // searchJSON is the stored document: the result with its kind.
 func searchJSON(r *search.Result) any {
 	return struct {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/search"
-	"github.com/perflab/perflab/internal/termfmt"
 )
 
 func sampleSearch() *search.Result {
@@ -33,7 +32,7 @@ func TestSearchRenderAndRoundTrip(t *testing.T) {
 	r := sampleSearch()
 	for _, f := range []string{"text", "md", "html"} {
 		var b bytes.Buffer
-		if err := Search(&b, r, f, termfmt.Style{}); err != nil {
+		if err := Write(&b, r, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"wmem", "tw", "30 runs in 12 blocks", "latency", "50", "+210"} {
@@ -46,7 +45,7 @@ func TestSearchRenderAndRoundTrip(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := Search(&b, r, "json", termfmt.Style{}); err != nil {
+	if err := Write(&b, r, "json", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	back, err := DecodeSearch(b.Bytes())

@@ -3,16 +3,16 @@ package search
 import (
 	"context"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/bench"
+	"github.com/perflab/perflab/internal/fixture"
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/probe/probetest"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/tune"
@@ -20,52 +20,29 @@ import (
 
 func fakeTree(t *testing.T) hostfs.FS {
 	t.Helper()
-	dir := t.TempDir()
-	for p, c := range map[string]string{
+	return fixture.Files(t, map[string]string{
 		"proc/sys/net/ipv4/tcp_rmem":        "4096\t4096\t4096\n",
 		"proc/sys/net/ipv4/tcp_wmem":        "4096\t4096\t4096\n",
 		"proc/sys/net/core/somaxconn":       "16\n",
 		"proc/sys/net/ipv4/tcp_fin_timeout": "60\n",
 		"proc/sys/kernel/random/boot_id":    "6a3f2a1e-4b8c-4a51-9d0e-2f1d8d3c0b11\n",
 		"etc/machine-id":                    "0123456789abcdef0123456789abcdef\n",
-	} {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fs, err := hostfs.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
+	})
 }
 
 // wmemProbe reads the tree: bandwidth ×4 once tcp_wmem's max is above
 // 4096, whatever else is set; ±3% per sample.
-type wmemProbe struct {
-	fs  hostfs.FS
-	rng *rand.Rand
-}
-
-func (p *wmemProbe) Name() string               { return "net.tcp" }
-func (p *wmemProbe) Doc() string                { return "fake" }
-func (p *wmemProbe) Defaults(bool) probe.Params { return probe.Params{} }
-func (p *wmemProbe) Metrics(probe.Params) ([]run.Metric, error) {
-	return []run.Metric{{Name: "bandwidth", Unit: "MB/s", Better: run.Higher}}, nil
-}
-func (p *wmemProbe) Setup(context.Context, *probe.Env) error { return nil }
-func (p *wmemProbe) Teardown(*probe.Env) error               { return nil }
-func (p *wmemProbe) Iterate(context.Context, *probe.Env) (map[string]float64, error) {
-	w, _ := p.fs.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
-	bw := 500.0
-	if !strings.HasSuffix(strings.TrimSpace(string(w)), " 4096") && !strings.HasSuffix(strings.TrimSpace(string(w)), "\t4096") {
-		bw = 2000
-	}
-	return map[string]float64{"bandwidth": bw * (1 + 0.03*(2*p.rng.Float64()-1))}, nil
+func wmemProbe(fs hostfs.FS, rng *rand.Rand) *probetest.Fake {
+	return &probetest.Fake{ProbeName: "net.tcp", Rng: rng,
+		Metric: []run.Metric{{Name: "bandwidth", Unit: "MB/s", Better: run.Higher}},
+		Sample: func(rng *rand.Rand) (map[string]float64, error) {
+			w, _ := fs.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+			bw := 500.0
+			if !strings.HasSuffix(strings.TrimSpace(string(w)), " 4096") && !strings.HasSuffix(strings.TrimSpace(string(w)), "\t4096") {
+				bw = 2000
+			}
+			return map[string]float64{"bandwidth": bw * (1 + 0.03*(2*rng.Float64()-1))}, nil
+		}}
 }
 
 func hostSearch(t *testing.T, fs hostfs.FS) (Options, *Host) {
@@ -75,7 +52,7 @@ func hostSearch(t *testing.T, fs hostfs.FS) (Options, *Host) {
 		mustKnob(t, "net.core.somaxconn=4096"),
 		mustKnob(t, "net.ipv4.tcp_fin_timeout=15"),
 	}})
-	p := &wmemProbe{fs: fs, rng: rand.New(rand.NewPCG(3, 4))}
+	p := wmemProbe(fs, rand.New(rand.NewPCG(3, 4)))
 	h := &Host{Tune: tune.Host{FS: fs, Dir: t.TempDir()}, Source: "tune search web",
 		Items: []bench.Item{{Probe: p, Params: probe.Params{}, MaxRuns: 5}},
 		Bench: bench.Options{MinRuns: 5, MaxRuns: 5, Budget: time.Hour, NoNoiseCheck: true}}

@@ -107,7 +107,7 @@ func (c *collector) missErr(fact, path string, err error) {
 func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	s := &Snapshot{
 		Schema:      Schema,
-		ID:          newID(),
+		ID:          NewID(),
 		TakenAt:     opt.Now,
 		Root:        fs.Root(),
 		Perflab:     Version,
@@ -195,7 +195,9 @@ var (
 	collectors = append(slices.Clip(mainCollectors), sideCollectors...)
 )
 
-func newID() string {
+// NewID returns a random 64-bit identifier in hex: the form of every
+// snapshot, run and stored report ID.
+func NewID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

@@ -2,6 +2,8 @@ package stats
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 
 	mstats "github.com/aclements/go-moremath/stats"
 )
@@ -298,7 +300,9 @@ func RunsNeeded(driftPct, minPct, alpha float64) int {
 }
 
 // TQuantile is the p-quantile of Student's t distribution with df degrees
-// of freedom, found by bisection on its CDF (to 1e-10).
+// of freedom, found by bisection on its CDF (to 1e-10). Results are
+// memoised: a sequential session asks for the same few quantiles at every
+// look, and each bisection costs ~40 incomplete beta functions.
 func TQuantile(p, df float64) float64 {
 	if p <= 0 || p >= 1 || df <= 0 || math.IsNaN(p) {
 		return math.NaN()
@@ -306,6 +310,25 @@ func TQuantile(p, df float64) float64 {
 	if p == 0.5 {
 		return 0
 	}
+	k := [2]float64{p, df}
+	if q, ok := tqCache.Load(k); ok {
+		return q.(float64)
+	}
+	q := tQuantile(p, df)
+	if tqCacheN.Add(1) > 1<<14 {
+		tqCache.Clear()
+		tqCacheN.Store(0)
+	}
+	tqCache.Store(k, q)
+	return q
+}
+
+var (
+	tqCache  sync.Map // [2]float64{p, df} → quantile
+	tqCacheN atomic.Int64
+)
+
+func tQuantile(p, df float64) float64 {
 	t := mstats.TDist{V: df}
 	lo, hi := -1.0, 1.0
 	for t.CDF(lo) > p {

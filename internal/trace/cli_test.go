@@ -8,7 +8,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/perflab/perflab/internal/cli"
 	"github.com/perflab/perflab/internal/hostfs"
@@ -16,8 +15,8 @@ import (
 	"github.com/perflab/perflab/internal/trace"
 )
 
-// The done-when check through the command line: `perflab trace retrans -d 5
-// --format json` during a transfer over a link losing 5 % of packets reports
+// The done-when check through the command line: `perflab trace retrans
+// --format json` (until Ctrl-C) during a transfer over a link losing 5 % of packets reports
 // the flow's ports and about as many segments as nstat.
 func TestRetransCLIJSON(t *testing.T) {
 	testenv.RequireRoot(t)
@@ -43,14 +42,18 @@ func TestRetransCLIJSON(t *testing.T) {
 	}()
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	base := trace.RawTPLinks("tcp_retransmit_skb")
 	go func() {
-		done <- cli.Execute(context.Background(), []string{"trace", "retrans", "-d", "5", "--format", "json"}, strings.NewReader(""), &stdout, &stderr)
+		done <- cli.Execute(ctx, []string{"trace", "retrans", "-d", "0", "--format", "json"}, strings.NewReader(""), &stdout, &stderr)
 	}()
-	time.Sleep(2 * time.Second) // attaching takes well under a second
-	before := trace.NstatRetrans(t, cns)
-	ports := trace.Blast(t, 4, 2*time.Second, func() net.Conn { return trace.DialIn(t, cns, saddr+":15202") })
-	time.Sleep(300 * time.Millisecond)
-	want := trace.NstatRetrans(t, cns) - before
+	// Traced from the moment it attached until Ctrl-C (the context's end):
+	// the window holds the whole transfer however slowly a loaded machine
+	// loads the programs.
+	trace.WaitRawTPLinks(t, "tcp_retransmit_skb", base)
+	ports, want := trace.LossyTransfer(t, cns, 40, func() net.Conn { return trace.DialIn(t, cns, saddr+":15202") })
+	stop()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -113,4 +114,28 @@ func nstatRetrans(t testing.TB, ns string) float64 {
 	}
 	t.Fatalf("nstat printed no TcpRetransSegs:\n%s", out)
 	return 0
+}
+
+// lossyTransfer sends over the lossy link from namespace ns in one-second
+// rounds of four connections until at least minSegs segments have been
+// retransmitted there (nstat), so a loaded machine that moves little data
+// per second still gives the tracer enough to count. It returns the
+// client ports used and nstat's TcpRetransSegs over the whole transfer.
+func lossyTransfer(t testing.TB, ns string, minSegs float64, dial func() net.Conn) (map[int]bool, float64) {
+	t.Helper()
+	before := nstatRetrans(t, ns)
+	ports := map[int]bool{}
+	for round := 0; ; round++ {
+		for p := range blast(t, 4, time.Second, dial) {
+			ports[p] = true
+		}
+		if nstatRetrans(t, ns)-before >= minSegs {
+			break
+		}
+		if round == 60 {
+			t.Fatalf("only %v segments retransmitted in namespace %s after a minute of transfer: the loss did not work", nstatRetrans(t, ns)-before, ns)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the last retransmissions' timers
+	return ports, nstatRetrans(t, ns) - before
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -153,11 +152,10 @@ func Retrans(ctx context.Context, fs hostfs.FS, o RetransOptions) (*RetransRepor
 	go func() {
 		defer close(done)
 		for {
+			// Until the flush after detaching: every event still in the
+			// ring is read first (a loaded machine's reader lags behind).
 			rec, err := rd.Read()
 			if err != nil {
-				if errors.Is(err, ringbuf.ErrFlushed) {
-					continue
-				}
 				return
 			}
 			var e bpf.RetransRetransEvent
@@ -169,10 +167,11 @@ func Retrans(ctx context.Context, fs hostfs.FS, o RetransOptions) (*RetransRepor
 	wait(ctx, o.Duration)
 	ls.Close()
 	ls = nil
-	_ = rd.Flush()
-	time.Sleep(50 * time.Millisecond)
-	rd.Close()
+	if rd.Flush() != nil {
+		rd.Close()
+	}
 	<-done
+	rd.Close()
 	elapsed := time.Since(start)
 
 	rep := col.report(elapsed)

@@ -12,35 +12,23 @@ import (
 	"github.com/perflab/perflab/internal/bench"
 	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/probe"
+	"github.com/perflab/perflab/internal/probe/probetest"
 	"github.com/perflab/perflab/internal/run"
 )
 
 // swapProbe is faster by 10% when vm.swappiness reads 10, on a host that
 // drifts ±10% from run to run.
-type swapProbe struct {
-	fs  hostfs.FS
-	rng *rand.Rand
-	lvl float64
-}
-
-func (p *swapProbe) Name() string               { return "fake" }
-func (p *swapProbe) Doc() string                { return "fake" }
-func (p *swapProbe) Defaults(bool) probe.Params { return probe.Params{} }
-func (p *swapProbe) Metrics(probe.Params) ([]run.Metric, error) {
-	return []run.Metric{{Name: "ops", Unit: "ops/s", Better: run.Higher}}, nil
-}
-func (p *swapProbe) Setup(context.Context, *probe.Env) error {
-	p.lvl = 1 + 0.1*(2*p.rng.Float64()-1)
-	return nil
-}
-func (p *swapProbe) Teardown(*probe.Env) error { return nil }
-func (p *swapProbe) Iterate(context.Context, *probe.Env) (map[string]float64, error) {
-	b, _ := p.fs.ReadFile("/proc/sys/vm/swappiness")
-	v := 900.0
-	if strings.TrimSpace(string(b)) == "10" {
-		v = 1000
-	}
-	return map[string]float64{"ops": v * p.lvl * (1 + 0.005*p.rng.NormFloat64())}, nil
+func swapProbe(fs hostfs.FS, rng *rand.Rand) *probetest.Fake {
+	return &probetest.Fake{ProbeName: "fake", Rng: rng, Drift: 0.1,
+		Metric: []run.Metric{{Name: "ops", Unit: "ops/s", Better: run.Higher}},
+		Sample: func(rng *rand.Rand) (map[string]float64, error) {
+			b, _ := fs.ReadFile("/proc/sys/vm/swappiness")
+			v := 900.0
+			if strings.TrimSpace(string(b)) == "10" {
+				v = 1000
+			}
+			return map[string]float64{"ops": v * (1 + 0.005*rng.NormFloat64())}, nil
+		}}
 }
 
 // tune apply --measure: the measured effect of the plan with its interval,
@@ -49,7 +37,7 @@ func TestMeasureApply(t *testing.T) {
 	fs := fakeRoot(t)
 	h := Host{FS: fs, Dir: t.TempDir()}
 	plan := Plan{Workload: "db", Items: []Item{{Rule: "MEM-SWAPPINESS", Change: audit.Change{Kind: audit.KindSysctl, Target: "vm.swappiness", Value: "10"}}}}
-	p := &swapProbe{fs: fs, rng: rand.New(rand.NewPCG(3, 3))}
+	p := swapProbe(fs, rand.New(rand.NewPCG(3, 3)))
 	m, err := h.MeasureApply(context.Background(), plan, ApplyOptions{Source: "tune apply db"},
 		[]bench.Item{{Probe: p, Params: probe.Params{}, MaxRuns: 6}},
 		bench.InterleaveOptions{Blocks: 6, MinBlocks: 6, Seed: 5},

@@ -266,6 +266,17 @@ type Drift struct {
 	Error    string `json:"error,omitempty"`
 }
 
+// Drifted counts the knobs whose current value is not the applied one.
+func Drifted(drift []Drift) int {
+	n := 0
+	for _, d := range drift {
+		if !d.OK {
+			n++
+		}
+	}
+	return n
+}
+
 // Verify compares every applied knob with its current value.
 func (h Host) Verify() ([]Drift, error) {
 	fsys := h.FS

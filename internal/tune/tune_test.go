@@ -5,41 +5,26 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/fixture"
 	"github.com/perflab/perflab/internal/hostfs"
 )
 
 // fakeRoot builds a minimal host tree with real file formats.
 func fakeRoot(t *testing.T) hostfs.FS {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
+	return fixture.Files(t, map[string]string{
 		"proc/sys/net/core/somaxconn":                "4096\n",
 		"proc/sys/net/ipv4/tcp_rmem":                 "4096\t131072\t6291456\n",
 		"proc/sys/vm/swappiness":                     "60\n",
 		"proc/sys/kernel/random/boot_id":             "6a3f2a1e-4b8c-4a51-9d0e-2f1d8d3c0b11\n",
 		"sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never\n",
 		"etc/machine-id":                             "0123456789abcdef0123456789abcdef\n",
-	}
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fs, err := hostfs.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
+	})
 }
 
 func webPlan() Plan {

@@ -31,6 +31,7 @@ type Stream struct {
 	b    []float64
 	c    []float64
 	n    int
+	ran  []int // passes run at each thread count by the last Iterate
 }
 
 type streamConfig struct {
@@ -38,6 +39,9 @@ type streamConfig struct {
 	threads    []int
 	kernels    []string
 	passes     int
+	// duration > 0 bounds an iteration's time per thread count: no pass
+	// starts after it (at least two run, at most passes).
+	duration time.Duration
 }
 
 var streamKernels = []string{"copy", "scale", "add", "triad"}
@@ -58,16 +62,20 @@ func (*Stream) Doc() string {
 		"array is at least 4× the sum of the host's last-level caches (read from sysfs) and at least STREAM's " +
 		"default 10 million elements, unless `array_size` fixes it. Each iteration runs `passes` rounds of the " +
 		"four kernels in STREAM's order and reports each kernel's best pass after the first (STREAM's \"Best " +
-		"Rate\"); with several threads the index range is split into contiguous slices, one per pinned thread, " +
+		"Rate\"); `duration`, when set, stops starting passes once that much time has gone at a thread count " +
+		"(at least two passes still run), so an iteration keeps its time on a busy host; with several threads the index range is split into contiguous slices, one per pinned thread, " +
 		"and a pass lasts until the slowest thread ends, as an OpenMP `parallel for` does. All four kernels are " +
 		"unrolled scalar loops with ordinary stores (Copy too: Go's copy() would use non-temporal stores and " +
 		"report up to 1.6× STREAM's Copy)."
 }
 
 func (*Stream) Defaults(quick bool) probe.Params {
-	p := probe.Params{"array_size": "auto", "threads": joinInts(oneAndAll()), "kernels": "copy,scale,add,triad", "passes": "10"}
+	p := probe.Params{"array_size": "auto", "threads": joinInts(oneAndAll()), "kernels": "copy,scale,add,triad", "passes": "10", "duration": "0s"}
 	if quick {
-		p["passes"] = "4"
+		// Bounded by time, not passes: on a loaded 2-CPU VM four fixed
+		// passes took seconds an iteration and quick's 7 s budget kept one
+		// sample (docs/bench.md, "memory.stream in quick").
+		p["passes"], p["duration"] = "10", "200ms"
 	}
 	return p
 }
@@ -92,6 +100,9 @@ func (s *Stream) parse(p probe.Params) (streamConfig, error) {
 	}
 	// STREAM discards the first pass, so two is the least that measures.
 	if cfg.passes, err = intParam(name, p, "passes", 10, 2, 1000); err != nil {
+		return cfg, err
+	}
+	if cfg.duration, err = durationParam(name, p, "duration", 0, 0, time.Hour); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -272,9 +283,16 @@ func (s *Stream) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 	defer release()
 	cpus := allowedCPUs(env)
 	out := map[string]float64{}
+	s.ran = s.ran[:0]
 	for _, t := range s.cfg.threads {
 		best := map[string]time.Duration{}
+		began := time.Now()
+		s.ran = append(s.ran, 0)
 		for pass := 0; pass < s.cfg.passes; pass++ {
+			if pass >= 2 && s.cfg.duration > 0 && time.Since(began) >= s.cfg.duration {
+				break
+			}
+			s.ran[len(s.ran)-1]++
 			// STREAM runs all four kernels in each pass, in order, even
 			// when only some are reported: each kernel's input is the
 			// previous one's output.

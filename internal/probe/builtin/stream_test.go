@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -170,4 +171,40 @@ func join(s []string) string {
 		out += x
 	}
 	return out
+}
+
+// duration bounds an iteration by time: once it has passed no pass starts,
+// but two always run (STREAM discards the first). Without it every one of
+// passes runs. The quick defaults bound by time (quick's 7 s budget must
+// hold several samples on a loaded host).
+func TestStreamDurationBoundsPasses(t *testing.T) {
+	s := &Stream{}
+	if q := s.Defaults(true); q["duration"] == "" || q["duration"] == "0s" {
+		t.Errorf("quick defaults %v: no duration bound", q)
+	}
+	if d := s.Defaults(false)["duration"]; d != "0s" {
+		t.Errorf("full defaults: duration %q, want 0s (passes alone, as STREAM)", d)
+	}
+	if _, err := s.Metrics(s.Defaults(false).Merge(probe.Params{"duration": "-1s"})); err == nil {
+		t.Error("duration=-1s accepted")
+	}
+	for _, c := range []struct {
+		duration string
+		want     int
+	}{{"1ns", 2}, {"0s", 7}} {
+		p := probe.Params{"array_size": "1MiB", "threads": "1,2", "passes": "7", "duration": c.duration}
+		env := newEnv(t, s, p)
+		if err := s.Setup(context.Background(), env); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Iterate(context.Background(), env); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.ran) != 2 || s.ran[0] != c.want || s.ran[1] != c.want {
+			t.Errorf("duration=%s: passes run %v, want %d at each thread count", c.duration, s.ran, c.want)
+		}
+		if err := s.Teardown(env); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
