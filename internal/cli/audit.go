@@ -107,7 +107,7 @@ func runAudit(e *env, f *auditFlags) error {
 	if f.trusted {
 		w.Trusted = true
 	}
-	s, source, err := loadAuditSnapshot(f)
+	s, source, err := loadAuditSnapshot(f, audit.Sysctls(w))
 	if err != nil {
 		return err
 	}
@@ -125,8 +125,9 @@ func runAudit(e *env, f *auditFlags) error {
 	return nil
 }
 
-// loadAuditSnapshot reads --snapshot or collects --root (default /).
-func loadAuditSnapshot(f *auditFlags) (*snapshot.Snapshot, string, error) {
+// loadAuditSnapshot reads --snapshot or collects --root (default /),
+// reading only the sysctls the audit reads.
+func loadAuditSnapshot(f *auditFlags, sysctls []string) (*snapshot.Snapshot, string, error) {
 	if f.snapFile != "" {
 		s, err := snapshot.ReadFile(f.snapFile)
 		if err != nil {
@@ -154,7 +155,7 @@ func loadAuditSnapshot(f *auditFlags) (*snapshot.Snapshot, string, error) {
 			return nil, "", clierr.Usagef("give a running process id", "--pid %d: no such process under %s", f.pid, root)
 		}
 	}
-	s, _, t, err := collectTarget(root, f.ref, f.pid)
+	s, _, t, err := collectTarget(root, f.ref, f.pid, sysctls)
 	if err != nil {
 		return nil, "", err
 	}

@@ -56,7 +56,7 @@ func targetErr(err error) error {
 }
 
 // collectTarget snapshots --root (default /), or the container on it.
-func collectTarget(root, ref string, pid int) (*snapshot.Snapshot, hostfs.FS, *container.Target, error) {
+func collectTarget(root, ref string, pid int, sysctls []string) (*snapshot.Snapshot, hostfs.FS, *container.Target, error) {
 	fs, err := openRoot(root)
 	if err != nil {
 		return nil, fs, nil, err
@@ -66,7 +66,7 @@ func collectTarget(root, ref string, pid int) (*snapshot.Snapshot, hostfs.FS, *c
 		return nil, fs, nil, err
 	}
 	if t == nil {
-		s, fs, err := collectRoot(root, pid)
+		s, fs, err := collectRootOpt(root, snapshot.Options{PID: pid, Sysctls: sysctls})
 		return s, fs, nil, err
 	}
 	s, err := t.Snapshot(snapshot.Options{})

@@ -24,11 +24,17 @@ func openRoot(root string) (hostfs.FS, error) {
 
 // collectRoot opens --root and takes a snapshot of it.
 func collectRoot(root string, pid int) (*snapshot.Snapshot, hostfs.FS, error) {
+	return collectRootOpt(root, snapshot.Options{PID: pid})
+}
+
+// collectRootOpt is collectRoot with the snapshot's options (the audit's
+// sysctl subset).
+func collectRootOpt(root string, opt snapshot.Options) (*snapshot.Snapshot, hostfs.FS, error) {
 	fs, err := openRoot(root)
 	if err != nil {
 		return nil, fs, err
 	}
-	s, err := snapshot.Collect(fs, snapshot.Options{PID: pid})
+	s, err := snapshot.Collect(fs, opt)
 	if err != nil {
 		return nil, fs, clierr.Wrap(clierr.Runtime, err, "")
 	}

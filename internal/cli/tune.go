@@ -62,7 +62,7 @@ func (f *tuneFlags) plan(name string) (tune.Plan, tune.Host, error) {
 	if f.trusted {
 		w.Trusted = true
 	}
-	s, fs, t, err := collectTarget(f.root, f.ref, 0)
+	s, fs, t, err := collectTarget(f.root, f.ref, 0, nil)
 	if err != nil {
 		return tune.Plan{}, tune.Host{FS: fs}, err
 	}

@@ -123,7 +123,7 @@ func (f FS) ReadFile(p string) ([]byte, error) {
 		return b, err
 	}
 	if f.Live() {
-		return os.ReadFile(f.Path(p))
+		return readLive(f.Path(p))
 	}
 	return f.readConfined(p)
 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -37,7 +38,9 @@ func collectServices(c *collector) {
 		c.s.Services[name] = Service{}
 	}
 	for _, p := range procs {
-		comm, err := p.Comm()
+		// Read through hostfs (one open, read, close on the live host)
+		// rather than procfs's Comm: a host has hundreds of processes.
+		comm, err := c.fs.ReadString("/proc/" + strconv.Itoa(p.PID) + "/comm")
 		if err != nil {
 			continue // the process exited while we looked
 		}

@@ -3,11 +3,13 @@ package snapshot
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/knob"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,6 +58,9 @@ func collectSysctl(c *collector) {
 		c.missErr("sysctl", "/proc/sys", err)
 		return
 	}
+	if c.opt.Sysctls != nil && c.fs.NetPID() == 0 && readNamedSysctls(c, root, c.opt.Sysctls) {
+		return
+	}
 	l := sysctlLister{c: c}
 	defer l.close()
 	for _, top := range sysctlTops {
@@ -89,6 +94,57 @@ func collectSysctl(c *collector) {
 	if len(c.s.Sysctl) == 0 {
 		c.miss("sysctl", "no readable file under /proc/sys")
 	}
+}
+
+// readNamedSysctls reads only the named sysctls, each with one openat
+// from /proc/sys, and records them as the full walk would. It returns
+// false, having recorded nothing, when none could be read: the walk then
+// decides how to word the absence, as it would without a subset.
+func readNamedSysctls(c *collector, root string, names []string) bool {
+	d, err := os.Open(root)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	dirfd := int(d.Fd())
+	buf := make([]byte, 64<<10)
+	got := map[string]string{}
+	for _, name := range names {
+		if !walkKeeps(c, name) {
+			continue
+		}
+		rel := strings.TrimPrefix(knob.SysctlPath(name), "/proc/sys/")
+		if v, ok := readSysctlAt(dirfd, rel, buf); ok {
+			got[name] = v
+		}
+	}
+	if len(got) == 0 {
+		return false
+	}
+	for k, v := range got {
+		c.s.Sysctl[k] = v
+	}
+	return true
+}
+
+// walkKeeps reports whether the full walk of /proc/sys would record the
+// sysctl name: one of the recorded subtrees, not skipped, and under a
+// per-interface directory only for an interface the walk keeps.
+func walkKeeps(c *collector, name string) bool {
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 || !slices.Contains(sysctlTops, parts[0]) {
+		return false
+	}
+	for i := 2; i <= len(parts); i++ {
+		prefix := strings.Join(parts[:i], ".")
+		if sysctlSkip[prefix] {
+			return false
+		}
+		if hw, per := perIfaceDirs[prefix]; per && i < len(parts)-1 && !keepIface(c, parts[i], hw) {
+			return false
+		}
+	}
+	return true
 }
 
 type sysctlFile struct {

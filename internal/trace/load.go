@@ -10,11 +10,37 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/rlimit"
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/hostfs"
 	"golang.org/x/sys/unix"
 )
+
+// liftMemlock lets this process lock memory without limit, which kernels
+// before 5.11 charge eBPF maps against; later kernels charge the memory
+// cgroup, so there a refusal does not matter. cilium/ebpf's rlimit package
+// does the same, but probes the kernel (a BPF map) in its init, which every
+// perflab command paid at start-up (docs/performance.md).
+func liftMemlock() error {
+	inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &inf)
+	if err == nil || !errors.Is(err, unix.EPERM) {
+		return err
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil && kernelAtLeast(unix.ByteSliceToString(u.Release[:]), 5, 11) {
+		return nil
+	}
+	return err
+}
+
+// kernelAtLeast compares a release string ("6.18.0-1-amd64") with major.minor.
+func kernelAtLeast(release string, major, minor int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(release, "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a > major || a == major && b >= minor
+}
 
 // Needs is what a tracer requires of the kernel beyond eBPF itself.
 type Needs struct {
@@ -26,7 +52,7 @@ type Needs struct {
 // can work here: permission, memlock, kernel BTF, program types, tracefs.
 // Its error is one line naming what is missing and what to do (exit 3).
 func Ready(fs hostfs.FS, n Needs) error {
-	if err := rlimit.RemoveMemlock(); err != nil {
+	if err := liftMemlock(); err != nil {
 		if errors.Is(err, unix.EPERM) {
 			return noPermission()
 		}

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -23,11 +22,11 @@ type DDResult struct {
 func (r DDResult) MBPerSec() float64 { return float64(r.Bytes) / r.Seconds / 1e6 }
 
 var (
-	ddRecordsRe = regexp.MustCompile(`^(\d+)\+(\d+) records (in|out)$`)
+	ddRecordsRe = lazyRegexp(`^(\d+)\+(\d+) records (in|out)$`)
 	// coreutils ≥ 8.24: "67108864 bytes (67 MB, 64 MiB) copied, 0.108 s, 620 MB/s"
 	// coreutils 8.4–8.23: "67108864 bytes (67 MB) copied, 0.108 s, 620 MB/s"
 	// small counts: "512 bytes copied, 5.48e-05 s, 9.3 MB/s", "1 byte copied, …"
-	ddCopiedRe = regexp.MustCompile(`^(\d+) bytes? (?:\([^)]*\) )?copied, ([0-9.eE+-]+) s(?:econds)?, .*$`)
+	ddCopiedRe = lazyRegexp(`^(\d+) bytes? (?:\([^)]*\) )?copied, ([0-9.eE+-]+) s(?:econds)?, .*$`)
 )
 
 // ParseDD reads dd's final statistics (run it with LC_ALL=C: localised dd
@@ -46,7 +45,7 @@ func ParseDD(out string) (DDResult, error) {
 			r.Errors = append(r.Errors, strings.TrimPrefix(line, "dd: "))
 			continue
 		}
-		if m := ddRecordsRe.FindStringSubmatch(line); m != nil {
+		if m := ddRecordsRe().FindStringSubmatch(line); m != nil {
 			full, err1 := strconv.ParseInt(m[1], 10, 64)
 			part, err2 := strconv.ParseInt(m[2], 10, 64)
 			if err1 != nil || err2 != nil {
@@ -59,7 +58,7 @@ func ParseDD(out string) (DDResult, error) {
 			}
 			continue
 		}
-		if m := ddCopiedRe.FindStringSubmatch(line); m != nil {
+		if m := ddCopiedRe().FindStringSubmatch(line); m != nil {
 			b, err1 := strconv.ParseInt(m[1], 10, 64)
 			s, err2 := strconv.ParseFloat(m[2], 64)
 			if err1 != nil || err2 != nil || s < 0 || math.IsInf(s, 0) || math.IsNaN(s) {

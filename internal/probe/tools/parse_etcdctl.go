@@ -16,9 +16,9 @@ type EtcdCheckPerfResult struct {
 }
 
 var (
-	ecpThroughputRe = regexp.MustCompile(`Throughput (?:is|too low:) ([0-9.]+) writes/s`)
-	ecpSlowestRe    = regexp.MustCompile(`Slowest request took(?: too long:)? ([0-9.eE+-]+)s`)
-	ecpStddevRe     = regexp.MustCompile(`Stddev (?:is|too high:) ([0-9.eE+-]+)s`)
+	ecpThroughputRe = lazyRegexp(`Throughput (?:is|too low:) ([0-9.]+) writes/s`)
+	ecpSlowestRe    = lazyRegexp(`Slowest request took(?: too long:)? ([0-9.eE+-]+)s`)
+	ecpStddevRe     = lazyRegexp(`Stddev (?:is|too high:) ([0-9.eE+-]+)s`)
 )
 
 // ParseEtcdCheckPerf reads etcdctl 3.4/3.5 check perf output:
@@ -57,7 +57,7 @@ func ParseEtcdCheckPerf(out string) (EtcdCheckPerfResult, error) {
 			r.Pass, verdict = true, true
 		case line == "FAIL":
 			r.Pass, verdict = false, true
-		case num(ecpThroughputRe, &r.Throughput, &tp), num(ecpSlowestRe, &r.Slowest, &sl), num(ecpStddevRe, &r.Stddev, &sd):
+		case num(ecpThroughputRe(), &r.Throughput, &tp), num(ecpSlowestRe(), &r.Slowest, &sl), num(ecpStddevRe(), &r.Stddev, &sd):
 		}
 	}
 	if !verdict || !tp || !sl || !sd {

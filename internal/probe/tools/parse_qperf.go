@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -23,7 +22,7 @@ type QperfResult struct {
 	Errors []string
 }
 
-var qperfLineRE = regexp.MustCompile(`^\s+([a-z_]+)\s+=\s+([\d,.]+)\s*(\S*)`)
+var qperfLineRE = lazyRegexp(`^\s+([a-z_]+)\s+=\s+([\d,.]+)\s*(\S*)`)
 
 // qperfScale converts a qperf unit to the base unit: bytes/s for
 // bandwidth, µs for latency, 1/s for rates. ok is false for units that are
@@ -90,7 +89,7 @@ func ParseQperf(out string) (*QperfResult, error) {
 			r.Errors = append(r.Errors, qperfPrefix(test)+t)
 			continue
 		}
-		m := qperfLineRE.FindStringSubmatch(line)
+		m := qperfLineRE().FindStringSubmatch(line)
 		if m == nil || test == "" {
 			r.Errors = append(r.Errors, qperfPrefix(test)+strings.TrimSpace(line))
 			continue

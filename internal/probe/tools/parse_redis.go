@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/csv"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -26,7 +25,7 @@ type RedisBenchResult struct {
 	Messages []string
 }
 
-var redisQuietRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_ .:-]*?):\s+([\d.]+) requests per second(?:, p50=([\d.]+) msec)?`)
+var redisQuietRE = lazyRegexp(`^([A-Za-z_][A-Za-z0-9_ .:-]*?):\s+([\d.]+) requests per second(?:, p50=([\d.]+) msec)?`)
 
 // redisTestName normalises redis-benchmark's test names.
 func redisTestName(s string) string {
@@ -85,7 +84,7 @@ func ParseRedisBenchmark(out string) (*RedisBenchResult, error) {
 			}
 			continue
 		}
-		if m := redisQuietRE.FindStringSubmatch(line); m != nil {
+		if m := redisQuietRE().FindStringSubmatch(line); m != nil {
 			rps, err := strconv.ParseFloat(m[2], 64)
 			if err != nil {
 				continue

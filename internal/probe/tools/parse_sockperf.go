@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -31,14 +30,14 @@ type SockperfResult struct {
 }
 
 var (
-	spVersionRE = regexp.MustCompile(`version #?(\d+\.\d+(?:\.\d+)?)`)
-	spAvgRE     = regexp.MustCompile(`avg-(?:latency|lat|rtt)=\s*([\d.]+)\s*\(std-dev=\s*([\d.]+)\)`)
-	spPctRE     = regexp.MustCompile(`---> percentile\s+([\d.]+)\s*=\s*([\d.]+)`)
-	spMaxRE     = regexp.MustCompile(`---> <MAX> observation\s*=\s*([\d.]+)`)
-	spMinRE     = regexp.MustCompile(`---> <MIN> observation\s*=\s*([\d.]+)`)
-	spTotalRE   = regexp.MustCompile(`Total (\d+) observations`)
-	spValidRE   = regexp.MustCompile(`\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
-	spDropRE    = regexp.MustCompile(`# dropped messages = (\d+)`)
+	spVersionRE = lazyRegexp(`version #?(\d+\.\d+(?:\.\d+)?)`)
+	spAvgRE     = lazyRegexp(`avg-(?:latency|lat|rtt)=\s*([\d.]+)\s*\(std-dev=\s*([\d.]+)\)`)
+	spPctRE     = lazyRegexp(`---> percentile\s+([\d.]+)\s*=\s*([\d.]+)`)
+	spMaxRE     = lazyRegexp(`---> <MAX> observation\s*=\s*([\d.]+)`)
+	spMinRE     = lazyRegexp(`---> <MIN> observation\s*=\s*([\d.]+)`)
+	spTotalRE   = lazyRegexp(`Total (\d+) observations`)
+	spValidRE   = lazyRegexp(`\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
+	spDropRE    = lazyRegexp(`# dropped messages = (\d+)`)
 )
 
 // ParseSockperf parses `sockperf ping-pong` output.
@@ -53,23 +52,23 @@ func ParseSockperf(out string) (*SockperfResult, error) {
 		if strings.Contains(line, "ERROR") {
 			r.Errors = append(r.Errors, strings.TrimSpace(strings.TrimPrefix(line, "sockperf:")))
 		}
-		if m := spVersionRE.FindStringSubmatch(line); m != nil && r.Version == "" && strings.Contains(line, "==") {
+		if m := spVersionRE().FindStringSubmatch(line); m != nil && r.Version == "" && strings.Contains(line, "==") {
 			r.Version = m[1]
 		}
-		if m := spAvgRE.FindStringSubmatch(line); m != nil {
+		if m := spAvgRE().FindStringSubmatch(line); m != nil {
 			r.AvgUs, r.StdDevUs, r.haveAvg = f(m[1]), f(m[2]), true
-		} else if m := spPctRE.FindStringSubmatch(line); m != nil {
+		} else if m := spPctRE().FindStringSubmatch(line); m != nil {
 			r.Percentiles[f(m[1])] = f(m[2])
-		} else if m := spMaxRE.FindStringSubmatch(line); m != nil {
+		} else if m := spMaxRE().FindStringSubmatch(line); m != nil {
 			r.MaxUs = f(m[1])
-		} else if m := spMinRE.FindStringSubmatch(line); m != nil {
+		} else if m := spMinRE().FindStringSubmatch(line); m != nil {
 			r.MinUs = f(m[1])
-		} else if m := spTotalRE.FindStringSubmatch(line); m != nil {
+		} else if m := spTotalRE().FindStringSubmatch(line); m != nil {
 			r.Observations = f(m[1])
-		} else if m := spValidRE.FindStringSubmatch(line); m != nil {
+		} else if m := spValidRE().FindStringSubmatch(line); m != nil {
 			r.ValidSeconds, r.Sent, r.Recv = f(m[1]), f(m[2]), f(m[3])
 		}
-		if m := spDropRE.FindStringSubmatch(line); m != nil {
+		if m := spDropRE().FindStringSubmatch(line); m != nil {
 			r.Dropped = f(m[1])
 		}
 	}

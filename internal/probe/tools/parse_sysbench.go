@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -43,13 +42,13 @@ type SysbenchResult struct {
 }
 
 var (
-	sbVersionRE   = regexp.MustCompile(`^sysbench (\d+\.\d+(?:\.\d+)?)`)
-	sbNumRE       = regexp.MustCompile(`[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`)
-	sbMemOpsRE    = regexp.MustCompile(`^(?:Total operations|Operations performed):\s*([\d.]+)\s*\(\s*([\d.]+)\s*(?:per second|ops/sec)\)`)
-	sbMemMiBRE    = regexp.MustCompile(`^([\d.]+)\s*(?:MiB|MB) transferred\s*\(\s*([\d.]+)\s*(?:MiB|MB)/sec\)`)
-	sbFileOps04RE = regexp.MustCompile(`(?i)^Operations performed:\s*(\d+)\s+reads?,\s*(\d+)\s+writes?,\s*(\d+)\s+other`)
-	sbFileMB04RE  = regexp.MustCompile(`^Read\s+([\d.]+)([KMGT]?b)\s+Written\s+([\d.]+)([KMGT]?b)`)
-	sbPerSecRE    = regexp.MustCompile(`^\s*(\d+)\s*\(\s*([\d.]+)\s+per sec\.\)`)
+	sbVersionRE   = lazyRegexp(`^sysbench (\d+\.\d+(?:\.\d+)?)`)
+	sbNumRE       = lazyRegexp(`[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`)
+	sbMemOpsRE    = lazyRegexp(`^(?:Total operations|Operations performed):\s*([\d.]+)\s*\(\s*([\d.]+)\s*(?:per second|ops/sec)\)`)
+	sbMemMiBRE    = lazyRegexp(`^([\d.]+)\s*(?:MiB|MB) transferred\s*\(\s*([\d.]+)\s*(?:MiB|MB)/sec\)`)
+	sbFileOps04RE = lazyRegexp(`(?i)^Operations performed:\s*(\d+)\s+reads?,\s*(\d+)\s+writes?,\s*(\d+)\s+other`)
+	sbFileMB04RE  = lazyRegexp(`^Read\s+([\d.]+)([KMGT]?b)\s+Written\s+([\d.]+)([KMGT]?b)`)
+	sbPerSecRE    = lazyRegexp(`^\s*(\d+)\s*\(\s*([\d.]+)\s+per sec\.\)`)
 )
 
 // ParseSysbench parses the text sysbench prints for cpu, memory, threads,
@@ -68,7 +67,7 @@ func ParseSysbench(out string) (*SysbenchResult, error) {
 		if line == "" {
 			continue
 		}
-		if m := sbVersionRE.FindStringSubmatch(line); m != nil && r.Version == "" {
+		if m := sbVersionRE().FindStringSubmatch(line); m != nil && r.Version == "" {
 			r.Version = m[1]
 			continue
 		}
@@ -139,32 +138,32 @@ func ParseSysbench(out string) (*SysbenchResult, error) {
 				set("write_mib_per_sec", &r.WriteMiBPerSec, v)
 			}
 		case key == "transactions" && hasColon:
-			if m := sbPerSecRE.FindStringSubmatch(val); m != nil {
+			if m := sbPerSecRE().FindStringSubmatch(val); m != nil {
 				v, _ := strconv.ParseFloat(m[2], 64)
 				set("tps", &r.TPS, v)
 			}
 		case (key == "queries" || key == "read/write requests") && hasColon:
-			if m := sbPerSecRE.FindStringSubmatch(val); m != nil {
+			if m := sbPerSecRE().FindStringSubmatch(val); m != nil {
 				v, _ := strconv.ParseFloat(m[2], 64)
 				set("qps", &r.QPS, v)
 			}
 		case key == "ignored errors" && hasColon:
-			if m := sbPerSecRE.FindStringSubmatch(val); m != nil {
+			if m := sbPerSecRE().FindStringSubmatch(val); m != nil {
 				v, _ := strconv.ParseFloat(m[2], 64)
 				set("errors_per_sec", &r.ErrorsPerSec, v)
 			}
 		default:
-			if m := sbFileOps04RE.FindStringSubmatch(line); m != nil {
+			if m := sbFileOps04RE().FindStringSubmatch(line); m != nil {
 				fileRead, _ = strconv.ParseFloat(m[1], 64)
 				fileWrite, _ = strconv.ParseFloat(m[2], 64)
 				haveFile04 = true
-			} else if m := sbMemOpsRE.FindStringSubmatch(line); m != nil {
+			} else if m := sbMemOpsRE().FindStringSubmatch(line); m != nil {
 				v, _ := strconv.ParseFloat(m[2], 64)
 				set("ops_per_sec", &r.OpsPerSec, v)
-			} else if m := sbMemMiBRE.FindStringSubmatch(line); m != nil {
+			} else if m := sbMemMiBRE().FindStringSubmatch(line); m != nil {
 				v, _ := strconv.ParseFloat(m[2], 64)
 				set("mib_per_sec", &r.MiBPerSec, v)
-			} else if m := sbFileMB04RE.FindStringSubmatch(line); m != nil {
+			} else if m := sbFileMB04RE().FindStringSubmatch(line); m != nil {
 				fileReadMiB = sbMiB(m[1], m[2])
 				fileWriteMiB = sbMiB(m[3], m[4])
 				haveFileMB04 = true
@@ -230,7 +229,7 @@ func sbMiB(num, unit string) float64 {
 }
 
 func firstNum(s string) (float64, bool) {
-	m := sbNumRE.FindString(s)
+	m := sbNumRE().FindString(s)
 	if m == "" {
 		return 0, false
 	}

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -31,12 +30,12 @@ type WrkResult struct {
 }
 
 var (
-	wrkReqRE     = regexp.MustCompile(`^(\d+) requests in ([\d.]+\w+),`)
-	wrkRPSRE     = regexp.MustCompile(`^Requests/sec:\s*([\d.]+)`)
-	wrkLatRE     = regexp.MustCompile(`^Latency\s+([\d.]+\w+)\s+([\d.]+\w+)\s+([\d.]+\w+)`)
-	wrkPctRE     = regexp.MustCompile(`^([\d.]+)%\s+([\d.]+\w+)$`)
-	wrkNon2xxRE  = regexp.MustCompile(`^Non-2xx or 3xx responses:\s*(\d+)`)
-	wrkSockErrRE = regexp.MustCompile(`^Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+	wrkReqRE     = lazyRegexp(`^(\d+) requests in ([\d.]+\w+),`)
+	wrkRPSRE     = lazyRegexp(`^Requests/sec:\s*([\d.]+)`)
+	wrkLatRE     = lazyRegexp(`^Latency\s+([\d.]+\w+)\s+([\d.]+\w+)\s+([\d.]+\w+)`)
+	wrkPctRE     = lazyRegexp(`^([\d.]+)%\s+([\d.]+\w+)$`)
+	wrkNon2xxRE  = lazyRegexp(`^Non-2xx or 3xx responses:\s*(\d+)`)
+	wrkSockErrRE = lazyRegexp(`^Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 )
 
 // ParseWrk parses wrk's (or wrk2's) text output.
@@ -56,25 +55,25 @@ func ParseWrk(out string) (*WrkResult, error) {
 		case strings.HasPrefix(line, "Detailed Percentile spectrum"):
 			inDist = false
 		}
-		if m := wrkRPSRE.FindStringSubmatch(line); m != nil {
+		if m := wrkRPSRE().FindStringSubmatch(line); m != nil {
 			r.RequestsPerSec, _ = strconv.ParseFloat(m[1], 64)
 			haveRPS = true
-		} else if m := wrkReqRE.FindStringSubmatch(line); m != nil {
+		} else if m := wrkReqRE().FindStringSubmatch(line); m != nil {
 			r.Requests, _ = strconv.ParseFloat(m[1], 64)
 			if ms, ok := wrkDurationMs(m[2]); ok {
 				r.Seconds = ms / 1000
 			}
-		} else if m := wrkLatRE.FindStringSubmatch(line); m != nil && !inDist {
+		} else if m := wrkLatRE().FindStringSubmatch(line); m != nil && !inDist {
 			r.LatencyAvgMs, _ = wrkDurationMs(m[1])
 			r.LatencyMaxMs, _ = wrkDurationMs(m[3])
-		} else if m := wrkPctRE.FindStringSubmatch(line); m != nil && inDist {
+		} else if m := wrkPctRE().FindStringSubmatch(line); m != nil && inDist {
 			p, err := strconv.ParseFloat(m[1], 64)
 			if ms, ok := wrkDurationMs(m[2]); ok && err == nil {
 				r.Percentiles[p] = ms
 			}
-		} else if m := wrkNon2xxRE.FindStringSubmatch(line); m != nil {
+		} else if m := wrkNon2xxRE().FindStringSubmatch(line); m != nil {
 			r.Non2xx, _ = strconv.ParseFloat(m[1], 64)
-		} else if m := wrkSockErrRE.FindStringSubmatch(line); m != nil {
+		} else if m := wrkSockErrRE().FindStringSubmatch(line); m != nil {
 			for _, s := range m[1:] {
 				v, _ := strconv.ParseFloat(s, 64)
 				r.SocketErrors += v
