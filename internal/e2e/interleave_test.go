@@ -23,12 +23,14 @@ import (
 )
 
 // dutyEnv makes the test binary a duty-cycled neighbour: pinned to the CPU
-// named in it, it spins dutyOn and sleeps dutyOff, about 5% of one CPU.
+// named in it, it spins dutyOn and sleeps dutyOff, about 20% of one CPU:
+// an effect a session resolves also beside a build (5% was lost in the
+// noise of a loaded machine: 1.04 [0.80, 1.35] at load 9).
 const dutyEnv = "PERFLAB_E2E_DUTY_CPU"
 
 const (
-	dutyOn  = 1 * time.Millisecond
-	dutyOff = 19 * time.Millisecond
+	dutyOn  = 4 * time.Millisecond
+	dutyOff = 16 * time.Millisecond
 	// dutyLife: a neighbour ends itself after this long, so that a
 	// crashed test cannot leave it behind for long. Its share is
 	// accounted over at most this much of its life.
@@ -137,7 +139,7 @@ func interleaveCPU(t *testing.T, states []bench.State, blocks int) (*bench.Inter
 }
 
 // TestInterleavedNeighbour: a neighbour pinned next to the probe and taking
-// about 5% of its CPU is found by interleaved states, with an interval that
+// about 20% of its CPU is found by interleaved states, with an interval that
 // covers the CPU share the neighbour really took; the same command with
 // both states equal reads equivalent. This is 'perflab bench cpu --state
 // alone=… --state neighbour=…' through the engine the CLI uses.
@@ -153,8 +155,8 @@ func TestInterleavedNeighbour(t *testing.T) {
 	n.stop(context.Background())
 	share := n.cpuTime.Seconds() / n.wall.Seconds()
 	t.Logf("the neighbour took %.1f%% of CPU %d (%s of %s)", 100*share, cpu, n.cpuTime, n.wall.Round(time.Millisecond))
-	if share < 0.02 || share > 0.10 {
-		t.Fatalf("the neighbour took %.1f%% of a CPU, want about 5%%", 100*share)
+	if share < 0.10 || share > 0.35 {
+		t.Fatalf("the neighbour took %.1f%% of a CPU, want about 20%%", 100*share)
 	}
 	found := false
 	verdicts := map[string]compare.Verdict{}
@@ -166,8 +168,8 @@ func TestInterleavedNeighbour(t *testing.T) {
 		found = true
 		t.Logf("%s: neighbour/alone %.4f [%.4f, %.4f] over %d blocks; CPU-share model %.4f", e.Metric, e.Ratio, e.Lo, e.Hi, e.Blocks, 1-share)
 		// Detected: the 95% interval excludes no effect. The loss is
-		// dozens of its standard errors (0.05 against a standard
-		// error near 0.001 in the recorded runs), so chance alone does not
+		// dozens of its standard errors (0.2 against a standard
+		// error near 0.001 in quiet recorded runs), so chance alone does not
 		// fail it.
 		if e.Hi >= 1 {
 			t.Errorf("%s: interval [%.4f, %.4f] does not exclude no effect", e.Metric, e.Lo, e.Hi)
