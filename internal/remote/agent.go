@@ -244,24 +244,21 @@ func agentSnapshot(self string, env []string, file string) []byte {
 	if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
 		return b
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, self, "snapshot", "--format", "json")
-	c.Env = env
-	var out bytes.Buffer
-	c.Stdout = &out
-	if err := c.Run(); err != nil {
-		return nil
-	}
-	return out.Bytes()
+	return selfOutput(60*time.Second, self, env, "snapshot", "--format", "json")
 }
 
 // exportRuns returns the runs the command stored, as a run export ("" when
 // it stored none).
 func exportRuns(self string, env []string) []byte {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return selfOutput(30*time.Second, self, env, "runs", "export")
+}
+
+// selfOutput runs perflab itself with args and returns its standard
+// output, or nil if it failed or ran over d.
+func selfOutput(d time.Duration, self string, env []string, args ...string) []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	c := exec.CommandContext(ctx, self, "runs", "export")
+	c := exec.CommandContext(ctx, self, args...)
 	c.Env = env
 	var out bytes.Buffer
 	c.Stdout = &out

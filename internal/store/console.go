@@ -142,11 +142,21 @@ func (s *Store) RunRefs(ctx context.Context, p Page) ([]RunRef, int, error) {
 	if err := s.db.QueryRowContext(ctx, s.q(count), args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	q := `SELECT id, label, suite, probe, host, snapshot_id, started, complete FROM runs` + where +
+	q := `SELECT ` + runRefsColumns + ` FROM runs` + where +
 		` ORDER BY started DESC, ` + s.d.byteOrder("id") + fmt.Sprintf(` LIMIT %d OFFSET %d`, max(p.Limit, 1), max(p.Offset, 0))
+	out, err := s.runRefs(ctx, q, args, nil)
+	return out, total, err
+}
+
+// runRefsColumns are the columns runRefs scans, in its order.
+const runRefsColumns = `id, label, suite, probe, host, snapshot_id, started, complete`
+
+// runRefs runs q (selecting runRefsColumns) and returns its rows, skipping
+// those skip reports true for given the rows kept so far.
+func (s *Store) runRefs(ctx context.Context, q string, args []any, skip func(kept []RunRef, r RunRef) bool) ([]RunRef, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer rows.Close()
 	var out []RunRef
@@ -155,12 +165,15 @@ func (s *Store) RunRefs(ctx context.Context, p Page) ([]RunRef, int, error) {
 		var at int64
 		var complete int
 		if err := rows.Scan(&r.ID, &r.Label, &r.Suite, &r.Probe, &r.Host, &r.Snapshot, &at, &complete); err != nil {
-			return nil, 0, err
+			return nil, err
+		}
+		if skip != nil && skip(out, r) {
+			continue
 		}
 		r.Started, r.Complete = time.Unix(0, at).UTC(), complete != 0
 		out = append(out, r)
 	}
-	return out, total, rows.Err()
+	return out, rows.Err()
 }
 
 // RunsPage loads the runs of p (documents and samples), newest first.
@@ -439,32 +452,15 @@ func (s *Store) RecentLabels(ctx context.Context, scan, most int) ([]LabelCount,
 // when not empty), by probe name: 'compare host:NAME' without reading
 // every host's pairs.
 func (s *Store) NewestOfHost(ctx context.Context, host, probe string) ([]RunRef, error) {
-	q := `SELECT id, label, suite, probe, host, snapshot_id, started, complete FROM runs WHERE host = ?`
+	q := `SELECT ` + runRefsColumns + ` FROM runs WHERE host = ?`
 	args := []any{host}
 	if probe != "" {
 		q += ` AND probe = ?`
 		args = append(args, probe)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY `+s.d.byteOrder("probe")+`, started DESC, `+s.d.byteOrder("id")), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []RunRef
-	for rows.Next() {
-		var r RunRef
-		var at int64
-		var complete int
-		if err := rows.Scan(&r.ID, &r.Label, &r.Suite, &r.Probe, &r.Host, &r.Snapshot, &at, &complete); err != nil {
-			return nil, err
-		}
-		if len(out) > 0 && out[len(out)-1].Probe == r.Probe {
-			continue
-		}
-		r.Started, r.Complete = time.Unix(0, at).UTC(), complete != 0
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	// Newest first within each probe: keep the first row of each.
+	return s.runRefs(ctx, q+` ORDER BY `+s.d.byteOrder("probe")+`, started DESC, `+s.d.byteOrder("id"), args,
+		func(kept []RunRef, r RunRef) bool { return len(kept) > 0 && kept[len(kept)-1].Probe == r.Probe })
 }
 
 // StoreSig is the number of runs and the newest start: it changes when
