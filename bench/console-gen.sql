@@ -9,8 +9,20 @@
 -- has kernel.timer_migration 0 instead of 1.
 --
 -- psql -v hosts=10000 -v runs=50 -f bench/console-gen.sql  (1,000,000 runs)
+--
+-- Optional (bench/console-power.sh): -v plant_every=N plants every Nth
+-- host (default 100), -v drop=F makes its newest cpu run F slower
+-- (default 0.2).
 
 \set ON_ERROR_STOP on
+\if :{?plant_every}
+\else
+\set plant_every 100
+\endif
+\if :{?drop}
+\else
+\set drop 0.2
+\endif
 SET synchronous_commit = off;
 -- our own rows reference our own runs: skip the foreign-key triggers
 SET session_replication_role = replica;
@@ -40,7 +52,7 @@ DELETE FROM snapshots;
 
 CREATE TEMP TABLE hosts AS
 SELECT h, format('host-%s', lpad(h::text, 5, '0')) AS name,
-	1 + 0.1 * ((h % 5) - 2) AS factor, h % 100 = 0 AS planted
+	1 + 0.1 * ((h % 5) - 2) AS factor, h % :plant_every = 0 AS planted
 FROM generate_series(1, :hosts) h;
 
 -- t0 + i*12h + probe minute + host second, as RFC 3339 and nanoseconds.
@@ -77,7 +89,7 @@ FROM gen;
 ALTER TABLE samples DROP CONSTRAINT samples_pkey;
 INSERT INTO samples (run_id, metric, iteration, value)
 SELECT g.id, s.metric, s.iteration,
-	s.value * g.factor * g.drift * CASE WHEN g.planted AND g.probe = 'cpu' AND g.i = :runs - 1 THEN 0.8 ELSE 1 END
+	s.value * g.factor * g.drift * CASE WHEN g.planted AND g.probe = 'cpu' AND g.i = :runs - 1 THEN 1 - :drop ELSE 1 END
 		* (1 + 0.003 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))
 FROM gen g JOIN samples_tpl s ON s.run_id = g.src;
 

@@ -228,43 +228,69 @@ func (s *Server) ensureLoaded(ctx context.Context) error {
 	return s.readAggregate(ctx)
 }
 
-// fillPair computes one pair's drift (outside the lock) and stores it if
-// the entry still has the signature it was computed for.
+// fillPair computes one pair's drift (outside the lock) and stores it in
+// the index's current entry for the same host, probe and signature. p may
+// be an entry a later read of the aggregate replaced (a request's read
+// racing the background build's, or a refresh): the result belongs to
+// whichever entry the index holds now, else the page would keep a
+// replaced entry's verdict, the index's entry would stay pending forever
+// and the pending count would go negative.
 func (s *Server) fillPair(ctx context.Context, host string, p *pairEntry) error {
 	s.ix.mu.Lock()
-	done, sig := p.Done, p.Sig
-	ph := store.ProbeHost{Probe: p.Probe, Host: host, Runs: p.Runs, Newest: p.Newest}
-	s.ix.mu.Unlock()
-	if done {
+	probe, sig := p.Probe, p.Sig
+	cur := s.ix.pairOf(host, probe, sig)
+	if cur == nil || cur.Done {
+		s.ix.mu.Unlock()
 		return nil
 	}
+	ph := store.ProbeHost{Probe: probe, Host: host, Runs: cur.Runs, Newest: cur.Newest}
+	s.ix.mu.Unlock()
 	d, err := s.driftOf(ctx, ph)
 	if err != nil {
 		return err
 	}
 	s.ix.mu.Lock()
-	if !p.Done && p.Sig == sig {
-		p.Done, p.Drift = true, d
+	if cur := s.ix.pairOf(host, probe, sig); cur != nil && !cur.Done {
+		cur.Done, cur.Drift = true, d
 		s.ix.pending--
 	}
 	s.ix.mu.Unlock()
 	return nil
 }
 
-// fillAudit audits a host's newest snapshot for the general workload.
+// pairOf is the index's current entry of a host's probe with signature
+// sig, nil when the index no longer has it; mu held.
+func (ix *index) pairOf(host, probe, sig string) *pairEntry {
+	h := ix.byName[host]
+	if h == nil {
+		return nil
+	}
+	for _, p := range h.Pairs {
+		if p.Probe == probe && p.Sig == sig {
+			return p
+		}
+	}
+	return nil
+}
+
+// fillAudit audits a host's newest snapshot for the general workload, and
+// stores the result in the index's current entry of the host (as
+// fillPair does).
 func (s *Server) fillAudit(ctx context.Context, h *hostEntry) {
 	s.ix.mu.Lock()
-	id, done := h.Snap.ID, h.Audited
+	host, id := h.Host, h.Snap.ID
+	cur := s.ix.byName[host]
+	done := cur == nil || cur.Audited || cur.Snap.ID != id
 	s.ix.mu.Unlock()
 	if done || id == "" {
 		return
 	}
 	a, ok := s.snapAudit(ctx, id, generalWorkload())
 	s.ix.mu.Lock()
-	if !h.Audited && h.Snap.ID == id {
-		h.Audited = true
+	if cur := s.ix.byName[host]; cur != nil && !cur.Audited && cur.Snap.ID == id {
+		cur.Audited = true
 		if ok {
-			h.Summary, h.Findings, h.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
+			cur.Summary, cur.Findings, cur.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
 		}
 		s.ix.pending--
 	}
