@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -59,9 +58,48 @@ func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) 
 }
 
 func pushPart(ctx context.Context, dst, src *Store, ids []string) (added, present int, err error) {
-	have, err := dst.existing(ctx, ids)
+	b, err := readPushBatch(ctx, dst, src, ids)
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading %s: %w", dst.Path, err)
+		return 0, 0, err
+	}
+	present = len(ids) - len(b.runs)
+	if len(b.runs) == 0 {
+		return 0, present, nil
+	}
+	n, err := dst.writePushBatch(ctx, b)
+	if err != nil {
+		return 0, present, dst.writeErr(fmt.Errorf("writing %d runs to %s: %w", len(b.runs), dst.Path, err))
+	}
+	// The rest were stored by another writer meanwhile.
+	return n, present + len(b.runs) - n, nil
+}
+
+// pushLoad is what one batch of a push writes: the runs the destination
+// did not have, checked, and the snapshots they refer to that it did not
+// have either, as the source stored them.
+type pushLoad struct {
+	runs  []*run.Run
+	snaps []rawSnapshot
+}
+
+// rawSnapshot is a stored snapshot row. doc is the source's document,
+// written as it is (not decoded and encoded again); snap is it decoded,
+// which checks its schema and id before anything is written.
+type rawSnapshot struct {
+	id, host string
+	takenAt  int64
+	doc      string
+	snap     *snapshot.Snapshot
+}
+
+// readPushBatch reads from src what dst lacks of the runs ids: one query
+// each for the runs and snapshots dst has, two for the runs and samples,
+// one for the snapshots.
+func readPushBatch(ctx context.Context, dst, src *Store, ids []string) (pushLoad, error) {
+	var b pushLoad
+	have, err := dst.existing(ctx, "runs", ids)
+	if err != nil {
+		return b, fmt.Errorf("reading %s: %w", dst.Path, err)
 	}
 	var want []string
 	for _, id := range ids {
@@ -69,55 +107,116 @@ func pushPart(ctx context.Context, dst, src *Store, ids []string) (added, presen
 			want = append(want, id)
 		}
 	}
-	present = len(ids) - len(want)
 	if len(want) == 0 {
-		return 0, present, nil
+		return b, nil
 	}
-	runs, err := src.runsByID(ctx, want)
+	if b.runs, err = src.runsByID(ctx, want); err != nil {
+		return b, fmt.Errorf("reading %s: %w", src.Path, err)
+	}
+	for _, r := range b.runs {
+		if err := checkRun(r, nil); err != nil {
+			return b, fmt.Errorf("run %s in %s: %w", r.ID, src.Path, err)
+		}
+	}
+	var snapIDs []string
+	seen := map[string]bool{}
+	for _, r := range b.runs {
+		if r.SnapshotID != "" && !seen[r.SnapshotID] {
+			seen[r.SnapshotID] = true
+			snapIDs = append(snapIDs, r.SnapshotID)
+		}
+	}
+	if len(snapIDs) == 0 {
+		return b, nil
+	}
+	haveSnap, err := dst.existing(ctx, "snapshots", snapIDs)
 	if err != nil {
-		return 0, present, fmt.Errorf("reading %s: %w", src.Path, err)
+		return b, fmt.Errorf("reading %s: %w", dst.Path, err)
 	}
-	snaps := map[string]*snapshot.Snapshot{}
-	for _, r := range runs {
-		if r.SnapshotID == "" || snaps[r.SnapshotID] != nil {
-			continue
-		}
-		snap, err := src.Snapshot(ctx, r.SnapshotID)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue // a run imported without its snapshot stays without
-		case err != nil:
-			return 0, present, fmt.Errorf("reading snapshot %s from %s: %w", r.SnapshotID, src.Path, err)
-		}
-		if snap.ID == r.SnapshotID { // not another snapshot a prefix matched
-			snaps[r.SnapshotID] = snap
+	var wantSnap []string
+	for _, id := range snapIDs {
+		if !haveSnap[id] {
+			wantSnap = append(wantSnap, id)
 		}
 	}
-	for _, r := range runs {
-		if err := checkRun(r, snaps[r.SnapshotID]); err != nil {
-			return 0, present, fmt.Errorf("run %s in %s: %w", r.ID, src.Path, err)
-		}
-	}
-	tx, err := dst.db.BeginTx(ctx, nil)
+	// A run imported without its snapshot stays without: ids the source
+	// lacks are not read.
+	b.snaps, err = src.rawSnapshots(ctx, wantSnap)
 	if err != nil {
-		return 0, present, dst.writeErr(err)
+		return b, fmt.Errorf("reading %s: %w", src.Path, err)
+	}
+	return b, nil
+}
+
+// rawSnapshots reads the snapshots with exactly these ids (those stored),
+// each decoded once to check it.
+func (s *Store) rawSnapshots(ctx context.Context, ids []string) ([]rawSnapshot, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ph, args := inList(ids)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, taken_at, host, doc FROM snapshots WHERE id IN (`+ph+`) ORDER BY `+s.d.byteOrder("id")), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []rawSnapshot
+	for rows.Next() {
+		var x rawSnapshot
+		if err := rows.Scan(&x.id, &x.takenAt, &x.host, &x.doc); err != nil {
+			return nil, err
+		}
+		snap, err := snapshot.Unmarshal([]byte(x.doc))
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", x.id, err)
+		}
+		if snap.ID != x.id {
+			return nil, fmt.Errorf("snapshot %s: its document has id %q", x.id, snap.ID)
+		}
+		x.snap = snap
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// writePushBatch writes b in one transaction and returns how many of its
+// runs it stored (the others another writer stored meanwhile). PostgreSQL
+// takes the batch with COPY into staging tables (push_copy.go); SQLite,
+// one local writer at a time, row by row as SaveRun does.
+func (s *Store) writePushBatch(ctx context.Context, b pushLoad) (int, error) {
+	if _, ok := s.d.(pgDialect); ok {
+		return s.pushCopy(ctx, b)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
 	}
 	defer tx.Rollback()
-	for _, r := range runs {
-		stored, err := dst.saveRunTx(ctx, tx, r, snaps[r.SnapshotID])
+	for _, x := range b.snaps {
+		if err := insertRawSnapshot(ctx, s, tx, x); err != nil {
+			return 0, err
+		}
+	}
+	added := 0
+	for _, r := range b.runs {
+		stored, err := s.saveRunTx(ctx, tx, r, nil)
 		if err != nil {
-			return 0, present, dst.writeErr(fmt.Errorf("writing run %s to %s: %w", r.ID, dst.Path, err))
+			return 0, err
 		}
 		if stored {
 			added++
-		} else {
-			present++ // another writer stored it meanwhile
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, present, dst.writeErr(err)
+	return added, tx.Commit()
+}
+
+func insertRawSnapshot(ctx context.Context, s *Store, tx execer, x rawSnapshot) error {
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		x.id, x.takenAt, x.host, x.doc)
+	if err != nil {
+		return fmt.Errorf("saving snapshot %s: %w", x.id, err)
 	}
-	return added, present, nil
+	return nil
 }
 
 // inList is "?, ?, …" for n values and the values as arguments.
@@ -129,10 +228,10 @@ func inList(ids []string) (string, []any) {
 	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
 }
 
-// existing reports which of ids are stored.
-func (s *Store) existing(ctx context.Context, ids []string) (map[string]bool, error) {
+// existing reports which of ids are stored in table (runs or snapshots).
+func (s *Store) existing(ctx context.Context, table string, ids []string) (map[string]bool, error) {
 	ph, args := inList(ids)
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM runs WHERE id IN (`+ph+`)`), args...)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM `+table+` WHERE id IN (`+ph+`)`), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -166,9 +166,16 @@ func (s *Store) Import(ctx context.Context, exports ...*run.Export) (ImportResul
 		return res, s.writeErr(err)
 	}
 	defer tx.Rollback()
+	written := map[string]bool{} // snapshots written in this transaction: each once
 	for _, ex := range exports {
 		for _, r := range ex.Runs {
-			stored, err := s.saveRunTx(ctx, tx, r, ex.Snapshots[r.SnapshotID])
+			snap := ex.Snapshots[r.SnapshotID]
+			if snap != nil && written[snap.ID] {
+				snap = nil
+			} else if snap != nil {
+				written[snap.ID] = true
+			}
+			stored, err := s.saveRunTx(ctx, tx, r, snap)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ImportResult{}, ctx.Err()
