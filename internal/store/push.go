@@ -16,9 +16,9 @@ type PushResult struct {
 	Present int `json:"present"` // runs the destination already had (same id)
 }
 
-// pushBatch is how many runs Push reads and writes at a time: one query
-// for which the destination has, two to read them from the source, one
-// transaction to write them.
+// pushBatch is how many runs Push reads and writes at a time: two queries
+// for which runs and snapshots the destination has, three to read the rest
+// from the source, one transaction to write them.
 const pushBatch = 500
 
 // Push copies every run of src, with its snapshot, into dst (a local SQLite
@@ -26,8 +26,9 @@ const pushBatch = 500
 // so pushing again adds only what is new, and two machines pushing the
 // same history add it once. Runs are written pushBatch at a time, each
 // batch one transaction: an interrupted push leaves whole batches behind
-// and the next push completes it. progress, when not nil, is called after
-// each batch.
+// and the next push completes it. The next batch is read from src while
+// the last one is written. progress, when not nil, is called after each
+// batch.
 func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) (PushResult, error) {
 	var res PushResult
 	if err := dst.refuseWrite("pushing runs"); err != nil {
@@ -37,41 +38,77 @@ func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) 
 	if err != nil {
 		return res, fmt.Errorf("reading %s: %w", src.Path, err)
 	}
-	for start := 0; start < len(ids); start += pushBatch {
-		part := ids[start:min(start+pushBatch, len(ids))]
-		var added, present int
-		err := retry(ctx, func() error {
-			var err error
-			added, present, err = pushPart(ctx, dst, src, part)
-			return err
-		})
+	ctx, cancel := context.WithCancel(ctx)
+	loads := make(chan readLoad, 1)
+	finished := make(chan struct{})
+	go readPushBatches(ctx, dst, src, ids, loads, finished)
+	defer func() {
+		cancel()
+		for range loads { // let the reader see the cancel and stop
+		}
+		<-finished
+	}()
+	done := 0
+	for rd := range loads {
+		if rd.err != nil {
+			return res, rd.err
+		}
+		added := 0
+		if len(rd.load.runs) > 0 {
+			err := retry(ctx, func() error {
+				var err error
+				added, err = dst.writePushBatch(ctx, rd.load)
+				return err
+			})
+			if err != nil {
+				return res, dst.writeErr(fmt.Errorf("writing %d runs to %s: %w", len(rd.load.runs), dst.Path, err))
+			}
+		}
+		// The runs of the batch not added were there before, or another
+		// writer stored them meanwhile.
 		res.Added += added
-		res.Present += present
-		if err != nil {
-			return res, err
-		}
+		res.Present += rd.ids - added
+		done += rd.ids
 		if progress != nil {
-			progress(start+len(part), len(ids))
+			progress(done, len(ids))
 		}
+	}
+	if done < len(ids) {
+		return res, ctx.Err()
 	}
 	return res, nil
 }
 
-func pushPart(ctx context.Context, dst, src *Store, ids []string) (added, present int, err error) {
-	b, err := readPushBatch(ctx, dst, src, ids)
-	if err != nil {
-		return 0, 0, err
+// readLoad is one batch as the reader hands it over: how many ids it
+// covers, what of them to write, or why it could not be read.
+type readLoad struct {
+	ids  int
+	load pushLoad
+	err  error
+}
+
+// readPushBatches reads ids a batch at a time into loads, stopping at the
+// first error or when ctx is done, and closes loads, then finished.
+func readPushBatches(ctx context.Context, dst, src *Store, ids []string, loads chan<- readLoad, finished chan<- struct{}) {
+	defer close(finished)
+	defer close(loads)
+	for start := 0; start < len(ids); start += pushBatch {
+		part := ids[start:min(start+pushBatch, len(ids))]
+		var b pushLoad
+		err := retry(ctx, func() error {
+			var err error
+			b, err = readPushBatch(ctx, dst, src, part)
+			return err
+		})
+		select {
+		case loads <- readLoad{ids: len(part), load: b, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
 	}
-	present = len(ids) - len(b.runs)
-	if len(b.runs) == 0 {
-		return 0, present, nil
-	}
-	n, err := dst.writePushBatch(ctx, b)
-	if err != nil {
-		return 0, present, dst.writeErr(fmt.Errorf("writing %d runs to %s: %w", len(b.runs), dst.Path, err))
-	}
-	// The rest were stored by another writer meanwhile.
-	return n, present + len(b.runs) - n, nil
 }
 
 // pushLoad is what one batch of a push writes: the runs the destination

@@ -38,13 +38,16 @@ func (s *Store) pushCopy(ctx context.Context, b pushLoad) (int, error) {
 	return added, err
 }
 
-// pushStaging creates the staging tables, shaped like the tables they
-// feed (LIKE copies the columns and NOT NULL, not keys or indexes: COPY
-// into them only appends).
-const pushStaging = `CREATE TEMPORARY TABLE push_snapshots (LIKE snapshots) ON COMMIT DROP;
-CREATE TEMPORARY TABLE push_runs (LIKE runs) ON COMMIT DROP;
-CREATE TEMPORARY TABLE push_samples (LIKE samples) ON COMMIT DROP;
-CREATE TEMPORARY TABLE push_metrics (LIKE run_metrics) ON COMMIT DROP`
+// pushStaging creates the staging tables once per connection, shaped like
+// the tables they feed (LIKE copies the columns and NOT NULL, not keys or
+// indexes: COPY into them only appends). Their rows go at the end of each
+// transaction, committed or not; the tables themselves go with the
+// session, so a batch does not churn the catalog (a fleet pushing at once
+// would otherwise create and drop four tables per batch and writer).
+const pushStaging = `CREATE TEMPORARY TABLE IF NOT EXISTS push_snapshots (LIKE snapshots) ON COMMIT DELETE ROWS;
+CREATE TEMPORARY TABLE IF NOT EXISTS push_runs (LIKE runs) ON COMMIT DELETE ROWS;
+CREATE TEMPORARY TABLE IF NOT EXISTS push_samples (LIKE samples) ON COMMIT DELETE ROWS;
+CREATE TEMPORARY TABLE IF NOT EXISTS push_metrics (LIKE run_metrics) ON COMMIT DELETE ROWS`
 
 // pushSnapshotsSQL stores the staged snapshots not yet stored.
 const pushSnapshotsSQL = `INSERT INTO snapshots (id, taken_at, host, doc)
