@@ -90,9 +90,14 @@ host=$(sed -n 's/^planted: change point on \([^ ]*\) .*/\1/p' "$DIR/plan.txt")
 metric=$(psqlc push "SELECT metric FROM run_metrics WHERE host = '$host' AND probe = 'syscall' LIMIT 1")
 psqlc push "VACUUM ANALYZE" >/dev/null
 hist_load0=$(load)
+c0=$(pgcpu)
 hyperfine -N -w 3 -r "$HISTORY_RUNS" --export-json "$DIR/h.json" \
 	"$PERFLAB runs history syscall $metric --host $host --db $(dsn push) --format json" >/dev/null
+c1=$(pgcpu)
 hist_load1=$(load)
+hist_server=$(echo "($c1 - $c0) * 1000 / ($HISTORY_RUNS + 3)" | bc)
+start_cpu=$(hyperfine -N -w 3 -r "$HISTORY_RUNS" --export-json "$DIR/v.json" "$PERFLAB --version" >/dev/null &&
+	python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('%.0f' % (1000 * (r['user'] + r['system'])))" "$DIR/v.json")
 hist=$(python3 - "$DIR/h.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
@@ -104,7 +109,7 @@ print("%.0f" % (1000 * p95))
 PY
 )
 hist_p95=$(echo "$hist" | tail -1)
-hist=$(echo "$hist" | head -1)
+hist="$(echo "$hist" | head -1), of which ${start_cpu} ms is process start ('perflab --version'); PostgreSQL ${hist_server} ms CPU per call"
 
 pw=$(med "${walls[@]}"); pc=$(med "${cpus[@]}"); ps=$(med "${scpus[@]}")
 echo
