@@ -17,8 +17,8 @@ type PushResult struct {
 }
 
 // pushBatch is how many runs Push reads and writes at a time: two queries
-// for which runs and snapshots the destination has, three to read the rest
-// from the source, one transaction to write them.
+// to read them from the source, one for their snapshots, one transaction
+// to write them.
 const pushBatch = 500
 
 // Push copies every run of src, with its snapshot, into dst (a local SQLite
@@ -26,9 +26,11 @@ const pushBatch = 500
 // so pushing again adds only what is new, and two machines pushing the
 // same history add it once. Runs are written pushBatch at a time, each
 // batch one transaction: an interrupted push leaves whole batches behind
-// and the next push completes it. The next batch is read from src while
-// the last one is written. progress, when not nil, is called after each
-// batch.
+// and the next push completes it. Which runs and snapshots dst lacks is
+// asked once, at the start; then the next batch is read from src while
+// the last one is written, and dst is used by one connection at a time (a
+// fleet pushing at once must not hold two per writer). progress, when not
+// nil, is called after each batch.
 func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) (PushResult, error) {
 	var res PushResult
 	if err := dst.refuseWrite("pushing runs"); err != nil {
@@ -38,10 +40,14 @@ func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) 
 	if err != nil {
 		return res, fmt.Errorf("reading %s: %w", src.Path, err)
 	}
+	plan, err := planPush(ctx, dst, src, ids)
+	if err != nil {
+		return res, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	loads := make(chan readLoad, 1)
 	finished := make(chan struct{})
-	go readPushBatches(ctx, dst, src, ids, loads, finished)
+	go readPushBatches(ctx, src, ids, plan, loads, finished)
 	defer func() {
 		cancel()
 		for range loads { // let the reader see the cancel and stop
@@ -79,6 +85,64 @@ func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) 
 	return res, nil
 }
 
+// pushPlan is what dst held when the push began, and which snapshots the
+// push has read for writing since (each is sent once). Another writer may
+// store some of the rest meanwhile: the write skips those (ON CONFLICT DO
+// NOTHING) and does not count them as added.
+type pushPlan struct {
+	haveRun, haveSnap, sentSnap map[string]bool
+}
+
+// planPush asks dst which of the runs ids and of src's snapshots it holds,
+// pushBatch ids a query.
+func planPush(ctx context.Context, dst, src *Store, ids []string) (*pushPlan, error) {
+	p := &pushPlan{haveRun: map[string]bool{}, haveSnap: map[string]bool{}, sentSnap: map[string]bool{}}
+	snapIDs, err := src.snapshotIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", src.Path, err)
+	}
+	for _, q := range []struct {
+		table string
+		ids   []string
+		have  map[string]bool
+	}{{"runs", ids, p.haveRun}, {"snapshots", snapIDs, p.haveSnap}} {
+		for start := 0; start < len(q.ids); start += pushBatch {
+			part := q.ids[start:min(start+pushBatch, len(q.ids))]
+			var have map[string]bool
+			err := retry(ctx, func() error {
+				var err error
+				have, err = dst.existing(ctx, q.table, part)
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", dst.Path, err)
+			}
+			for id := range have {
+				q.have[id] = true
+			}
+		}
+	}
+	return p, nil
+}
+
+// snapshotIDs lists every snapshot id.
+func (s *Store) snapshotIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM snapshots`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 // readLoad is one batch as the reader hands it over: how many ids it
 // covers, what of them to write, or why it could not be read.
 type readLoad struct {
@@ -88,8 +152,9 @@ type readLoad struct {
 }
 
 // readPushBatches reads ids a batch at a time into loads, stopping at the
-// first error or when ctx is done, and closes loads, then finished.
-func readPushBatches(ctx context.Context, dst, src *Store, ids []string, loads chan<- readLoad, finished chan<- struct{}) {
+// first error or when ctx is done, and closes loads, then finished. It
+// reads only src; plan is its own until it finishes.
+func readPushBatches(ctx context.Context, src *Store, ids []string, plan *pushPlan, loads chan<- readLoad, finished chan<- struct{}) {
 	defer close(finished)
 	defer close(loads)
 	for start := 0; start < len(ids); start += pushBatch {
@@ -97,7 +162,7 @@ func readPushBatches(ctx context.Context, dst, src *Store, ids []string, loads c
 		var b pushLoad
 		err := retry(ctx, func() error {
 			var err error
-			b, err = readPushBatch(ctx, dst, src, part)
+			b, err = readPushBatch(ctx, src, part, plan)
 			return err
 		})
 		select {
@@ -129,24 +194,21 @@ type rawSnapshot struct {
 	snap     *snapshot.Snapshot
 }
 
-// readPushBatch reads from src what dst lacks of the runs ids: one query
-// each for the runs and snapshots dst has, two for the runs and samples,
-// one for the snapshots.
-func readPushBatch(ctx context.Context, dst, src *Store, ids []string) (pushLoad, error) {
+// readPushBatch reads from src what the plan says dst lacks of the runs
+// ids: two queries for the runs and samples, one for the snapshots they
+// refer to that dst lacks and no earlier batch sent.
+func readPushBatch(ctx context.Context, src *Store, ids []string, plan *pushPlan) (pushLoad, error) {
 	var b pushLoad
-	have, err := dst.existing(ctx, "runs", ids)
-	if err != nil {
-		return b, fmt.Errorf("reading %s: %w", dst.Path, err)
-	}
 	var want []string
 	for _, id := range ids {
-		if !have[id] {
+		if !plan.haveRun[id] {
 			want = append(want, id)
 		}
 	}
 	if len(want) == 0 {
 		return b, nil
 	}
+	var err error
 	if b.runs, err = src.runsByID(ctx, want); err != nil {
 		return b, fmt.Errorf("reading %s: %w", src.Path, err)
 	}
@@ -155,32 +217,22 @@ func readPushBatch(ctx context.Context, dst, src *Store, ids []string) (pushLoad
 			return b, fmt.Errorf("run %s in %s: %w", r.ID, src.Path, err)
 		}
 	}
-	var snapIDs []string
+	var wantSnap []string
 	seen := map[string]bool{}
 	for _, r := range b.runs {
-		if r.SnapshotID != "" && !seen[r.SnapshotID] {
-			seen[r.SnapshotID] = true
-			snapIDs = append(snapIDs, r.SnapshotID)
-		}
-	}
-	if len(snapIDs) == 0 {
-		return b, nil
-	}
-	haveSnap, err := dst.existing(ctx, "snapshots", snapIDs)
-	if err != nil {
-		return b, fmt.Errorf("reading %s: %w", dst.Path, err)
-	}
-	var wantSnap []string
-	for _, id := range snapIDs {
-		if !haveSnap[id] {
+		id := r.SnapshotID
+		if id != "" && !seen[id] && !plan.haveSnap[id] && !plan.sentSnap[id] {
+			seen[id] = true
 			wantSnap = append(wantSnap, id)
 		}
 	}
 	// A run imported without its snapshot stays without: ids the source
 	// lacks are not read.
-	b.snaps, err = src.rawSnapshots(ctx, wantSnap)
-	if err != nil {
+	if b.snaps, err = src.rawSnapshots(ctx, wantSnap); err != nil {
 		return b, fmt.Errorf("reading %s: %w", src.Path, err)
+	}
+	for _, x := range b.snaps {
+		plan.sentSnap[x.id] = true
 	}
 	return b, nil
 }
