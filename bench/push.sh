@@ -60,6 +60,12 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 TCK=$(getconf CLK_TCK)
 pgcpu() {
 	local pm; pm=$(head -1 "$DIR/data/postmaster.pid")
+	# A client's backend exits after the client does; wait (up to 10 s)
+	# until the postmaster has reaped it, so its CPU is in the count.
+	for _ in $(seq 100); do
+		[ "$(pgrep -c -P "$pm")" -le "$AUX" ] && break
+		sleep 0.1
+	done
 	{ awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat"
 	  for c in $(pgrep -P "$pm"); do awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || true; done
 	} | awk -v t="$TCK" '{s += $1} END {printf "%.2f", s / t}'
@@ -67,6 +73,7 @@ pgcpu() {
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 # runs push: a fresh database each time (the first push of a host's history).
+AUX=$(pgrep -c -P "$(head -1 "$DIR/data/postmaster.pid")") # checkpointer, writers, launchers: no client yet
 walls=() cpus=() scpus=()
 push_load0=$(load)
 for i in $(seq "$REPEAT"); do
