@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -274,7 +275,12 @@ func (s *Store) rawSnapshots(ctx context.Context, ids []string) ([]rawSnapshot, 
 // one local writer at a time, row by row as SaveRun does.
 func (s *Store) writePushBatch(ctx context.Context, b pushLoad) (int, error) {
 	if _, ok := s.d.(pgDialect); ok {
-		return s.pushCopy(ctx, b)
+		n, err := s.pushCopy(ctx, b)
+		if !errors.Is(err, errNoTemp) {
+			return n, err
+		}
+		// A role without TEMPORARY on the database: the same rows,
+		// statement by statement.
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -37,6 +39,10 @@ func (s *Store) pushCopy(ctx context.Context, b pushLoad) (int, error) {
 	})
 	return added, err
 }
+
+// errNoTemp is a role that may not create temporary tables in the
+// database (REVOKE TEMPORARY): the push then writes row by row.
+var errNoTemp = errors.New("no TEMPORARY privilege on the database")
 
 // pushStaging creates the staging tables once per connection, shaped like
 // the tables they feed (LIKE copies the columns and NOT NULL, not keys or
@@ -96,6 +102,10 @@ func pushCopyPG(ctx context.Context, c *pgx.Conn, b pushLoad) (int, error) {
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, pushStaging); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == pgInsufficientPriv {
+			return 0, errNoTemp
+		}
 		return 0, fmt.Errorf("creating the staging tables: %w", err)
 	}
 	for _, t := range []struct {
