@@ -21,7 +21,9 @@ func newRunsPushCmd(e *env, db *string) *cobra.Command {
 $XDG_DATA_HOME/perflab/perflab.db), with the snapshots they were taken on,
 into the store named by --db, usually a shared PostgreSQL database. Runs are
 identified by id: pushing again adds only runs not yet there, so a push can
-be repeated or interrupted safely.`,
+be repeated or interrupted safely. Runs go 500 to a transaction (COPY on
+PostgreSQL; 10,000 runs take seconds), over one connection; many hosts may
+push into one store at once, and a run pushed by several is stored once.`,
 		Example: `  perflab runs push --db postgres://perflab@db.example/perflab
   perflab runs push --db postgres://perflab@db.example/perflab --from node7.db
   PGPASSWORD=… perflab runs push --db 'postgres://perflab@db/perflab?sslmode=require'`,

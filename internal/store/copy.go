@@ -84,29 +84,14 @@ func copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot
 	if err := copyTable(ctx, tx, "snapshots", []string{"id", "taken_at", "host", "doc"}, rows); err != nil {
 		return err
 	}
-	var runRows, sampleRows, medianRows [][]any
-	for _, r := range runs {
-		if r.Schema == 0 {
-			r.Schema = run.Schema
-		}
-		doc := *r
-		doc.Samples = nil
-		dj, err := json.Marshal(&doc)
-		if err != nil {
-			return fmt.Errorf("run %s: %w", r.ID, err)
-		}
-		runRows = append(runRows, []any{r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), string(dj)})
-		for _, x := range r.Samples {
-			sampleRows = append(sampleRows, []any{r.ID, x.Metric, x.Iteration, x.Value})
-		}
-		for _, m := range MetricRows(r) {
-			medianRows = append(medianRows, m.values())
-		}
-	}
-	if err := copyTable(ctx, tx, "runs", []string{"id", "label", "suite", "probe", "host", "snapshot_id", "started", "complete", "doc"}, runRows); err != nil {
+	runRows, sampleRows, medianRows, err := copyRows(runs)
+	if err != nil {
 		return err
 	}
-	if err := copyTable(ctx, tx, "samples", []string{"run_id", "metric", "iteration", "value"}, sampleRows); err != nil {
+	if err := copyTable(ctx, tx, "runs", runCols, runRows); err != nil {
+		return err
+	}
+	if err := copyTable(ctx, tx, "samples", sampleCols, sampleRows); err != nil {
 		return err
 	}
 	if err := copyTable(ctx, tx, "run_metrics", metricCols, medianRows); err != nil {
@@ -123,4 +108,34 @@ func copyTable(ctx context.Context, tx pgx.Tx, table string, cols []string, rows
 		return fmt.Errorf("copying %d rows into %s: %w", len(rows), table, err)
 	}
 	return nil
+}
+
+// The columns of runs and samples that COPY writes, in copyRows' order.
+var (
+	runCols    = []string{"id", "label", "suite", "probe", "host", "snapshot_id", "started", "complete", "doc"}
+	sampleCols = []string{"run_id", "metric", "iteration", "value"}
+)
+
+// copyRows are checked runs as rows of runs, samples and run_metrics (in
+// runCols, sampleCols and metricCols order): what SaveRun would write.
+func copyRows(runs []*run.Run) (runRows, sampleRows, medianRows [][]any, err error) {
+	for _, r := range runs {
+		if r.Schema == 0 {
+			r.Schema = run.Schema
+		}
+		doc := *r
+		doc.Samples = nil
+		dj, err := json.Marshal(&doc)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("run %s: %w", r.ID, err)
+		}
+		runRows = append(runRows, []any{r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), string(dj)})
+		for _, x := range r.Samples {
+			sampleRows = append(sampleRows, []any{r.ID, x.Metric, x.Iteration, x.Value})
+		}
+		for _, m := range MetricRows(r) {
+			medianRows = append(medianRows, m.values())
+		}
+	}
+	return runRows, sampleRows, medianRows, nil
 }

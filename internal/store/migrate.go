@@ -105,7 +105,7 @@ var oldestReadable = 1
 // dialect's schema lock, so processes opening a new shared database at the
 // same moment migrate it once between them.
 func (s *Store) migrate(ctx context.Context) error {
-	v, err := s.version(ctx, s.db)
+	v, err := s.quickVersion(ctx)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func newerErr(v int) error {
 // checkReadable is migrate for a read-only store: it accepts any schema from
 // oldestReadable to SchemaVersion and changes nothing.
 func (s *Store) checkReadable(ctx context.Context) error {
-	v, err := s.version(ctx, s.db)
+	v, err := s.quickVersion(ctx)
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,9 @@ type PushResult struct {
 	Present int `json:"present"` // runs the destination already had (same id)
 }
 
-// pushBatch is how many runs Push reads and writes at a time: one query
-// for which the destination has, two to read them from the source, one
-// transaction to write them.
+// pushBatch is how many runs Push reads and writes at a time: two queries
+// to read them from the source, one for their snapshots, one transaction
+// to write them.
 const pushBatch = 500
 
 // Push copies every run of src, with its snapshot, into dst (a local SQLite
@@ -27,8 +27,11 @@ const pushBatch = 500
 // so pushing again adds only what is new, and two machines pushing the
 // same history add it once. Runs are written pushBatch at a time, each
 // batch one transaction: an interrupted push leaves whole batches behind
-// and the next push completes it. progress, when not nil, is called after
-// each batch.
+// and the next push completes it. Which runs and snapshots dst lacks is
+// asked once, at the start; then the next batch is read from src while
+// the last one is written, and dst is used by one connection at a time (a
+// fleet pushing at once must not hold two per writer). progress, when not
+// nil, is called after each batch.
 func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) (PushResult, error) {
 	var res PushResult
 	if err := dst.refuseWrite("pushing runs"); err != nil {
@@ -38,86 +41,277 @@ func Push(ctx context.Context, dst, src *Store, progress func(done, total int)) 
 	if err != nil {
 		return res, fmt.Errorf("reading %s: %w", src.Path, err)
 	}
-	for start := 0; start < len(ids); start += pushBatch {
-		part := ids[start:min(start+pushBatch, len(ids))]
-		var added, present int
-		err := retry(ctx, func() error {
-			var err error
-			added, present, err = pushPart(ctx, dst, src, part)
-			return err
-		})
+	plan, err := planPush(ctx, dst, src, ids)
+	if err != nil {
+		return res, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	loads := make(chan readLoad, 1)
+	finished := make(chan struct{})
+	go readPushBatches(ctx, src, ids, plan, loads, finished)
+	defer func() {
+		cancel()
+		for range loads { // let the reader see the cancel and stop
+		}
+		<-finished
+	}()
+	done := 0
+	for rd := range loads {
+		if rd.err != nil {
+			return res, rd.err
+		}
+		added := 0
+		if len(rd.load.runs) > 0 {
+			err := retry(ctx, func() error {
+				var err error
+				added, err = dst.writePushBatch(ctx, rd.load)
+				return err
+			})
+			if err != nil {
+				return res, dst.writeErr(fmt.Errorf("writing %d runs to %s: %w", len(rd.load.runs), dst.Path, err))
+			}
+		}
+		// The runs of the batch not added were there before, or another
+		// writer stored them meanwhile.
 		res.Added += added
-		res.Present += present
-		if err != nil {
-			return res, err
-		}
+		res.Present += rd.ids - added
+		done += rd.ids
 		if progress != nil {
-			progress(start+len(part), len(ids))
+			progress(done, len(ids))
 		}
+	}
+	if done < len(ids) {
+		return res, ctx.Err()
 	}
 	return res, nil
 }
 
-func pushPart(ctx context.Context, dst, src *Store, ids []string) (added, present int, err error) {
-	have, err := dst.existing(ctx, ids)
+// pushPlan is what dst held when the push began, and which snapshots the
+// push has read for writing since (each is sent once). Another writer may
+// store some of the rest meanwhile: the write skips those (ON CONFLICT DO
+// NOTHING) and does not count them as added.
+type pushPlan struct {
+	haveRun, haveSnap, sentSnap map[string]bool
+}
+
+// planPush asks dst which of the runs ids and of src's snapshots it holds,
+// pushBatch ids a query.
+func planPush(ctx context.Context, dst, src *Store, ids []string) (*pushPlan, error) {
+	p := &pushPlan{haveRun: map[string]bool{}, haveSnap: map[string]bool{}, sentSnap: map[string]bool{}}
+	snapIDs, err := src.snapshotIDs(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading %s: %w", dst.Path, err)
+		return nil, fmt.Errorf("reading %s: %w", src.Path, err)
 	}
+	for _, q := range []struct {
+		table string
+		ids   []string
+		have  map[string]bool
+	}{{"runs", ids, p.haveRun}, {"snapshots", snapIDs, p.haveSnap}} {
+		for start := 0; start < len(q.ids); start += pushBatch {
+			part := q.ids[start:min(start+pushBatch, len(q.ids))]
+			var have map[string]bool
+			err := retry(ctx, func() error {
+				var err error
+				have, err = dst.existing(ctx, q.table, part)
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", dst.Path, err)
+			}
+			for id := range have {
+				q.have[id] = true
+			}
+		}
+	}
+	return p, nil
+}
+
+// snapshotIDs lists every snapshot id.
+func (s *Store) snapshotIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM snapshots`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// readLoad is one batch as the reader hands it over: how many ids it
+// covers, what of them to write, or why it could not be read.
+type readLoad struct {
+	ids  int
+	load pushLoad
+	err  error
+}
+
+// readPushBatches reads ids a batch at a time into loads, stopping at the
+// first error or when ctx is done, and closes loads, then finished. It
+// reads only src; plan is its own until it finishes.
+func readPushBatches(ctx context.Context, src *Store, ids []string, plan *pushPlan, loads chan<- readLoad, finished chan<- struct{}) {
+	defer close(finished)
+	defer close(loads)
+	for start := 0; start < len(ids); start += pushBatch {
+		part := ids[start:min(start+pushBatch, len(ids))]
+		var b pushLoad
+		err := retry(ctx, func() error {
+			var err error
+			b, err = readPushBatch(ctx, src, part, plan)
+			return err
+		})
+		select {
+		case loads <- readLoad{ids: len(part), load: b, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// pushLoad is what one batch of a push writes: the runs the destination
+// did not have, checked, and the snapshots they refer to that it did not
+// have either, as the source stored them.
+type pushLoad struct {
+	runs  []*run.Run
+	snaps []rawSnapshot
+}
+
+// rawSnapshot is a stored snapshot row. doc is the source's document,
+// written as it is (not decoded and encoded again); snap is it decoded,
+// which checks its schema and id before anything is written.
+type rawSnapshot struct {
+	id, host string
+	takenAt  int64
+	doc      string
+	snap     *snapshot.Snapshot
+}
+
+// readPushBatch reads from src what the plan says dst lacks of the runs
+// ids: two queries for the runs and samples, one for the snapshots they
+// refer to that dst lacks and no earlier batch sent.
+func readPushBatch(ctx context.Context, src *Store, ids []string, plan *pushPlan) (pushLoad, error) {
+	var b pushLoad
 	var want []string
 	for _, id := range ids {
-		if !have[id] {
+		if !plan.haveRun[id] {
 			want = append(want, id)
 		}
 	}
-	present = len(ids) - len(want)
 	if len(want) == 0 {
-		return 0, present, nil
+		return b, nil
 	}
-	runs, err := src.runsByID(ctx, want)
+	var err error
+	if b.runs, err = src.runsByID(ctx, want); err != nil {
+		return b, fmt.Errorf("reading %s: %w", src.Path, err)
+	}
+	for _, r := range b.runs {
+		if err := checkRun(r, nil); err != nil {
+			return b, fmt.Errorf("run %s in %s: %w", r.ID, src.Path, err)
+		}
+	}
+	var wantSnap []string
+	seen := map[string]bool{}
+	for _, r := range b.runs {
+		id := r.SnapshotID
+		if id != "" && !seen[id] && !plan.haveSnap[id] && !plan.sentSnap[id] {
+			seen[id] = true
+			wantSnap = append(wantSnap, id)
+		}
+	}
+	// A run imported without its snapshot stays without: ids the source
+	// lacks are not read.
+	if b.snaps, err = src.rawSnapshots(ctx, wantSnap); err != nil {
+		return b, fmt.Errorf("reading %s: %w", src.Path, err)
+	}
+	for _, x := range b.snaps {
+		plan.sentSnap[x.id] = true
+	}
+	return b, nil
+}
+
+// rawSnapshots reads the snapshots with exactly these ids (those stored),
+// each decoded once to check it.
+func (s *Store) rawSnapshots(ctx context.Context, ids []string) ([]rawSnapshot, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ph, args := inList(ids)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, taken_at, host, doc FROM snapshots WHERE id IN (`+ph+`) ORDER BY `+s.d.byteOrder("id")), args...)
 	if err != nil {
-		return 0, present, fmt.Errorf("reading %s: %w", src.Path, err)
+		return nil, err
 	}
-	snaps := map[string]*snapshot.Snapshot{}
-	for _, r := range runs {
-		if r.SnapshotID == "" || snaps[r.SnapshotID] != nil {
-			continue
+	defer rows.Close()
+	var out []rawSnapshot
+	for rows.Next() {
+		var x rawSnapshot
+		if err := rows.Scan(&x.id, &x.takenAt, &x.host, &x.doc); err != nil {
+			return nil, err
 		}
-		snap, err := src.Snapshot(ctx, r.SnapshotID)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue // a run imported without its snapshot stays without
-		case err != nil:
-			return 0, present, fmt.Errorf("reading snapshot %s from %s: %w", r.SnapshotID, src.Path, err)
+		snap, err := snapshot.Unmarshal([]byte(x.doc))
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", x.id, err)
 		}
-		if snap.ID == r.SnapshotID { // not another snapshot a prefix matched
-			snaps[r.SnapshotID] = snap
+		if snap.ID != x.id {
+			return nil, fmt.Errorf("snapshot %s: its document has id %q", x.id, snap.ID)
 		}
+		x.snap = snap
+		out = append(out, x)
 	}
-	for _, r := range runs {
-		if err := checkRun(r, snaps[r.SnapshotID]); err != nil {
-			return 0, present, fmt.Errorf("run %s in %s: %w", r.ID, src.Path, err)
+	return out, rows.Err()
+}
+
+// writePushBatch writes b in one transaction and returns how many of its
+// runs it stored (the others another writer stored meanwhile). PostgreSQL
+// takes the batch with COPY into staging tables (push_copy.go); SQLite,
+// one local writer at a time, row by row as SaveRun does.
+func (s *Store) writePushBatch(ctx context.Context, b pushLoad) (int, error) {
+	if _, ok := s.d.(pgDialect); ok {
+		n, err := s.pushCopy(ctx, b)
+		if !errors.Is(err, errNoTemp) {
+			return n, err
 		}
+		// A role without TEMPORARY on the database: the same rows,
+		// statement by statement.
 	}
-	tx, err := dst.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, present, dst.writeErr(err)
+		return 0, err
 	}
 	defer tx.Rollback()
-	for _, r := range runs {
-		stored, err := dst.saveRunTx(ctx, tx, r, snaps[r.SnapshotID])
+	for _, x := range b.snaps {
+		if err := insertRawSnapshot(ctx, s, tx, x); err != nil {
+			return 0, err
+		}
+	}
+	added := 0
+	for _, r := range b.runs {
+		stored, err := s.saveRunTx(ctx, tx, r, nil)
 		if err != nil {
-			return 0, present, dst.writeErr(fmt.Errorf("writing run %s to %s: %w", r.ID, dst.Path, err))
+			return 0, err
 		}
 		if stored {
 			added++
-		} else {
-			present++ // another writer stored it meanwhile
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, present, dst.writeErr(err)
+	return added, tx.Commit()
+}
+
+func insertRawSnapshot(ctx context.Context, s *Store, tx execer, x rawSnapshot) error {
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		x.id, x.takenAt, x.host, x.doc)
+	if err != nil {
+		return fmt.Errorf("saving snapshot %s: %w", x.id, err)
 	}
-	return added, present, nil
+	return nil
 }
 
 // inList is "?, ?, …" for n values and the values as arguments.
@@ -129,10 +323,10 @@ func inList(ids []string) (string, []any) {
 	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
 }
 
-// existing reports which of ids are stored.
-func (s *Store) existing(ctx context.Context, ids []string) (map[string]bool, error) {
+// existing reports which of ids are stored in table (runs or snapshots).
+func (s *Store) existing(ctx context.Context, table string, ids []string) (map[string]bool, error) {
 	ph, args := inList(ids)
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM runs WHERE id IN (`+ph+`)`), args...)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM `+table+` WHERE id IN (`+ph+`)`), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -166,9 +166,16 @@ func (s *Store) Import(ctx context.Context, exports ...*run.Export) (ImportResul
 		return res, s.writeErr(err)
 	}
 	defer tx.Rollback()
+	written := map[string]bool{} // snapshots written in this transaction: each once
 	for _, ex := range exports {
 		for _, r := range ex.Runs {
-			stored, err := s.saveRunTx(ctx, tx, r, ex.Snapshots[r.SnapshotID])
+			snap := ex.Snapshots[r.SnapshotID]
+			if snap != nil && written[snap.ID] {
+				snap = nil
+			} else if snap != nil {
+				written[snap.ID] = true
+			}
+			stored, err := s.saveRunTx(ctx, tx, r, snap)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ImportResult{}, ctx.Err()
@@ -455,12 +462,29 @@ func (s *Store) loadRuns(ctx context.Context, q string, args []any) ([]*run.Run,
 		return nil, err
 	}
 	out := make([]*run.Run, 0, len(found))
+	byID := make(map[string]*run.Run, len(found))
 	for _, x := range found {
-		r, err := s.load(ctx, x.id, x.doc)
+		r, err := decodeRun(x.id, x.doc)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
+		byID[x.id] = r
+	}
+	// The samples of sampleIDs runs per query (console.go), not one query
+	// per run: a one-host history is then two round trips.
+	for start := 0; start < len(found); start += sampleIDs {
+		part := found[start:min(start+sampleIDs, len(found))]
+		ids := make([]any, len(part))
+		for i, x := range part {
+			ids[i] = x.id
+		}
+		if err := s.attachSamples(ctx, ids, byID); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range out {
+		sortSamples(r)
 	}
 	return out, nil
 }
