@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/perflab/perflab/internal/fleet" // stores each snapshot's fact set, as perflab does
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"

@@ -1,0 +1,117 @@
+package fleet
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/store"
+)
+
+// generatedStore is a generated fleet of hosts × runs in a new SQLite
+// store, loaded as bench/fleetgen loads one, and the same fleet in memory.
+func generatedStore(t *testing.T, hosts, runs int) (string, Input) {
+	t.Helper()
+	_, in, all := generated(t, hosts, runs)
+	dsn := filepath.Join(t.TempDir(), "gen.db")
+	s, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, h := range all {
+		if err := s.CopyRuns(context.Background(), h.Runs, h.Snapshots); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dsn, in
+}
+
+func execSQL(t *testing.T, dsn, q string) int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := res.RowsAffected()
+	return n
+}
+
+func countSQL(t *testing.T, dsn, q string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A store keeps each snapshot's facts when the snapshot is stored, hosts
+// built alike share one fact set, and the report reads those instead of
+// the snapshots: with every snapshot document destroyed it is still the
+// in-memory report. Without the stored facts it reads the snapshots.
+func TestFromStoreReadsStoredFacts(t *testing.T) {
+	dsn, in := generatedStore(t, 30, 4)
+	snaps := countSQL(t, dsn, `SELECT count(*) FROM snapshots`)
+	if n := countSQL(t, dsn, `SELECT count(*) FROM snapshot_facts`); n != snaps {
+		t.Fatalf("%d snapshots, %d with stored facts", snaps, n)
+	}
+	if sets := countSQL(t, dsn, `SELECT count(*) FROM fact_sets`); sets >= snaps || sets < 2 {
+		t.Errorf("%d fact sets for %d snapshots of hosts built alike (want shared, and more than one)", sets, snaps)
+	}
+	want := reportJSON(t, Build(in))
+	execSQL(t, dsn, `UPDATE snapshots SET doc = '{"schema": "destroyed"'`)
+	if got := reportJSON(t, fromStore(t, dsn, store.FleetFilter{})); got != want {
+		t.Errorf("from stored facts: the report differs from the in-memory one")
+	}
+	// A stored set of another version is not used: the snapshot is read.
+	execSQL(t, dsn, `UPDATE snapshot_facts SET version = version + 1`)
+	s, err := store.OpenReadOnly(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, _ := audit.LookupWorkload("general")
+	if _, err := FromStore(context.Background(), s, store.FleetFilter{}, w); err == nil || !strings.Contains(err.Error(), "snapshot") {
+		t.Errorf("with the stored facts of another version the report read no snapshot (err %v)", err)
+	}
+}
+
+// Under a user profile's workload the stored audit outcomes do not apply:
+// the report audits the snapshots themselves, and is Build's.
+func TestFromStoreUserProfile(t *testing.T) {
+	dsn, in := generatedStore(t, 20, 4)
+	w, err := audit.ParseProfile("p.yaml", []byte("name: mine\nextends: latency\nset:\n  thp.enabled: always\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Workload = w
+	s, err := store.OpenReadOnly(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := FromStore(context.Background(), s, store.FleetFilter{}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := reportJSON(t, rep), reportJSON(t, Build(in)); got != want {
+		t.Errorf("user profile: the streamed report differs from the in-memory one")
+	}
+	if rep.Audit == nil || rep.Audit.Workload != "mine" || rep.Audit.Hosts != 20 {
+		t.Errorf("audit %+v, want workload mine over 20 hosts", rep.Audit)
+	}
+}
