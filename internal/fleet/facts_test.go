@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/store"
+	"github.com/perflab/perflab/internal/store/fleetgen"
 )
 
 // generatedStore is a generated fleet of hosts × runs in a new SQLite
@@ -113,5 +114,45 @@ func TestFromStoreUserProfile(t *testing.T) {
 	}
 	if rep.Audit == nil || rep.Audit.Workload != "mine" || rep.Audit.Hosts != 20 {
 		t.Errorf("audit %+v, want workload mine over 20 hosts", rep.Audit)
+	}
+}
+
+// BenchmarkSummarize is the cost storing a snapshot adds (its fact set:
+// flattening and the audit under every built-in workload).
+func BenchmarkSummarize(b *testing.B) {
+	g, err := fleetgen.New(fleetgen.Options{Hosts: 20, RunsPerHost: 4, Samples: 3, Seed: 7, Repo: filepath.Join("..", "..")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := g.Host(0).Snapshots[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Summarize(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFactsOf is the report's cost per distinct fact set: parsing
+// it and diffing it against the reference's.
+func BenchmarkFactsOf(b *testing.B) {
+	g, err := fleetgen.New(fleetgen.Options{Hosts: 20, RunsPerHost: 4, Samples: 3, Seed: 7, Repo: filepath.Join("..", "..")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, _ := audit.LookupWorkload("general")
+	bl := NewBuilder(w)
+	bl.Reference(g.Host(0).Snapshots[0])
+	doc, err := Summarize(g.Host(1).Snapshots[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		fs, err := parseFactSet(doc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bl.FactsOf(fs)
 	}
 }
