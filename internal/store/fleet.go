@@ -114,6 +114,9 @@ func (v *FleetView) FleetHosts(ctx context.Context, f FleetFilter) ([]FleetHost,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	if _, ok := s.d.(pgDialect); ok {
+		return out, v.pgLatestSnapshots(ctx, f, out)
+	}
 	w2, args2 := f.where("r2.")
 	w1, args1 := f.where("r.")
 	q := `SELECT r.host, r.snapshot_id, r.id FROM runs r

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/perflab/perflab/internal/run"
@@ -62,4 +63,46 @@ func (v *FleetView) pgMedians(ctx context.Context, q string, args []any, fn func
 		}
 		return rows.Err()
 	})
+}
+
+// pgLatestSnapshots sets each host's SnapshotID on PostgreSQL: per host,
+// the index on (host, started) read backwards to its newest selected run
+// whose snapshot is stored (of runs started at the same instant, the
+// greatest id), instead of aggregating every run twice (1.5 s of the
+// server's time at 540,000 runs; docs/fleet-scale.md).
+func (v *FleetView) pgLatestSnapshots(ctx context.Context, f FleetFilter, hosts []FleetHost) error {
+	if len(hosts) == 0 {
+		return nil
+	}
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = h.Name
+	}
+	w, args := f.where("r.")
+	q := `SELECT h.host, x.snapshot_id FROM unnest($1::text[]) WITH ORDINALITY AS h(host, n)
+		CROSS JOIN LATERAL (SELECT r.snapshot_id FROM runs r JOIN snapshots s ON s.id = r.snapshot_id` +
+		w + ` AND r.host = h.host ORDER BY r.started DESC, r.id COLLATE "C" DESC LIMIT 1) x ORDER BY h.n`
+	// The filter's placeholders follow the host list's.
+	for i := range args {
+		q = strings.Replace(q, "?", "$"+strconv.Itoa(i+2), 1)
+	}
+	rows, err := v.tx.QueryContext(ctx, q, append([]any{names}, args...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	idx := make(map[string]int, len(hosts))
+	for i, h := range hosts {
+		idx[h.Name] = i
+	}
+	for rows.Next() {
+		var host, snap string
+		if err := rows.Scan(&host, &snap); err != nil {
+			return err
+		}
+		if i, ok := idx[host]; ok {
+			hosts[i].SnapshotID = snap
+		}
+	}
+	return rows.Err()
 }
