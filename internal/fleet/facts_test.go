@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/audit"
+	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/store"
 	"github.com/perflab/perflab/internal/store/fleetgen"
 )
@@ -155,4 +156,30 @@ func BenchmarkFactsOf(b *testing.B) {
 		}
 		bl.FactsOf(fs)
 	}
+}
+
+// A stored fact set is read back from a shared database anyone may have
+// written: whatever it holds, parsing it returns a set or an error, and a
+// set read is diffed without panicking.
+func FuzzParseFactSet(f *testing.F) {
+	f.Add([]byte(`{"cpu_model":"x","paths":["a","b"],"values":["1","2"],"audit":{}}`))
+	f.Add([]byte(`{"paths":["b","a","b"],"values":["1","2","3"]}`))
+	f.Add([]byte(`{"paths":["a"],"values":[]}`))
+	f.Add([]byte(`{"audit":{"k":[{"r":"x","s":9,"x":"fail"}]}}`))
+	f.Add([]byte(`[]`))
+	w, _ := audit.LookupWorkload("general")
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		fs, err := parseFactSet(doc)
+		if err != nil {
+			return
+		}
+		b := NewBuilder(w)
+		b.ReferenceSet(&FactSet{Facts: []compare.Leaf{{Path: "a", Value: "0"}}})
+		hf, _ := b.FactsOf(fs)
+		for i := 1; i < len(hf.diffs); i++ {
+			if hf.diffs[i-1].Path >= hf.diffs[i].Path {
+				t.Fatalf("diffs not sorted by path: %v", hf.diffs)
+			}
+		}
+	})
 }
