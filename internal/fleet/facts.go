@@ -17,8 +17,10 @@ import (
 
 // summaryVersion is the version of what FactSet holds and means. Bump it
 // when the fact set's fields, which facts are kept (keepFact, factpath's
-// kinds, compare's flattening) or the audit rules change: a report then
-// ignores the sets older perflabs stored and reads those snapshots
+// kinds, compare's flattening) or the audit rules change, and add a store
+// migration whose hook is backfillSnapshotFacts, which re-summarizes every
+// stored snapshot when the store is next opened for writing. Until then a
+// report ignores the sets of another version and reads those snapshots
 // themselves, as it reads snapshots stored before schema 5.
 const summaryVersion = 1
 

@@ -94,12 +94,14 @@ func summarize(snaps []*snapshot.Snapshot) []factSet {
 // same transaction tx (for writers outside this file: a bulk load of
 // snapshots by COPY calls it after the copy).
 func (s *Store) SaveSummaries(ctx context.Context, tx execer, snaps []*snapshot.Snapshot) error {
-	return s.writeFactSets(ctx, tx, summarize(snaps))
+	return s.writeFactSets(ctx, tx, summarize(snaps), false)
 }
 
 // writeFactSets writes sets in batches, the distinct documents first in id
 // order (concurrent writers of the same sets then lock them in one order).
-func (s *Store) writeFactSets(ctx context.Context, tx execer, sets []factSet) error {
+// replace: a snapshot's set replaces the one stored (a migration that
+// re-summarizes); else a snapshot keeps the set it has.
+func (s *Store) writeFactSets(ctx context.Context, tx execer, sets []factSet, replace bool) error {
 	if len(sets) == 0 {
 		return nil
 	}
@@ -124,13 +126,17 @@ func (s *Store) writeFactSets(ctx context.Context, tx execer, sets []factSet) er
 			return fmt.Errorf("saving snapshot fact sets: %w", err)
 		}
 	}
+	onConflict := ` ON CONFLICT (snapshot_id) DO NOTHING`
+	if replace {
+		onConflict = ` ON CONFLICT (snapshot_id) DO UPDATE SET version = excluded.version, fact_set = excluded.fact_set`
+	}
 	for start := 0; start < len(sets); start += batch {
 		part := sets[start:min(start+batch, len(sets))]
 		args := make([]any, 0, 3*len(part))
 		for _, f := range part {
 			args = append(args, f.snapshot, summarizer.version, f.id)
 		}
-		q := `INSERT INTO snapshot_facts (snapshot_id, version, fact_set) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(part)), ", ") + ` ON CONFLICT (snapshot_id) DO NOTHING`
+		q := `INSERT INTO snapshot_facts (snapshot_id, version, fact_set) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(part)), ", ") + onConflict
 		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
 			return fmt.Errorf("saving snapshot facts: %w", err)
 		}
@@ -138,9 +144,11 @@ func (s *Store) writeFactSets(ctx context.Context, tx execer, sets []factSet) er
 	return nil
 }
 
-// backfillSnapshotFacts summarizes the snapshots a store held before
-// schema 5, inside the migration's transaction, a batch at a time so that
-// memory stays flat in the number of snapshots.
+// backfillSnapshotFacts summarizes every snapshot a store holds, inside a
+// migration's transaction, a batch at a time so that memory stays flat in
+// the number of snapshots: schema 5's, and the hook of any later migration
+// that changes what a fact set holds (with the summarizer's new version),
+// as it replaces the sets stored.
 func backfillSnapshotFacts(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if summarizer.fn == nil {
 		return nil
@@ -185,7 +193,7 @@ func backfillSnapshotFacts(ctx context.Context, s *Store, tx *sql.Tx) error {
 		if err := docs.Err(); err != nil {
 			return err
 		}
-		if err := s.SaveSummaries(ctx, tx, snaps); err != nil {
+		if err := s.writeFactSets(ctx, tx, summarize(snaps), true); err != nil {
 			return err
 		}
 	}

@@ -89,4 +89,20 @@ func TestSnapshotFactsMigrateAndSave(t *testing.T) {
 	if n := countRows(t, s, `SELECT count(*) FROM snapshot_facts`); n != 4 {
 		t.Errorf("%d snapshots with facts, want 4 (d's cannot be made)", n)
 	}
+	// A later migration that changes the sets re-summarizes every snapshot
+	// with the new version, replacing the sets stored.
+	RegisterSummarizer(8, func(s *snapshot.Snapshot) ([]byte, error) { return json.Marshal(s.Host.Hostname) })
+	tx, err := s.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := backfillSnapshotFacts(ctx, s, tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, s, `SELECT count(*) FROM snapshot_facts WHERE version = 8`); n != 5 {
+		t.Errorf("after re-summarizing %d snapshots have version 8, want all 5", n)
+	}
 }
