@@ -31,12 +31,17 @@ func (v *FleetView) pgMedians(ctx context.Context, q string, args []any, fn func
 			binaryMedian = fd[6].Format == 1
 		}
 		seen := map[string]string{}
-		intern := func(b []byte) string {
-			if s, ok := seen[string(b)]; ok {
-				return s
+		var last [6]string // the previous row's: a run's rows share most columns
+		intern := func(i int, b []byte) string {
+			if last[i] == string(b) {
+				return last[i]
 			}
-			s := string(b)
-			seen[s] = s
+			s, ok := seen[string(b)]
+			if !ok {
+				s = string(b)
+				seen[s] = s
+			}
+			last[i] = s
 			return s
 		}
 		var m MetricRow
@@ -45,8 +50,8 @@ func (v *FleetView) pgMedians(ctx context.Context, q string, args []any, fn func
 			if len(raw) != 7 {
 				return fmt.Errorf("run_metrics: %d columns, want 7", len(raw))
 			}
-			m.Host, m.Probe, m.Metric, m.Params, m.Unit = intern(raw[0]), intern(raw[1]), intern(raw[2]), intern(raw[3]), intern(raw[4])
-			m.Better = run.Better(intern(raw[5]))
+			m.Host, m.Probe, m.Metric, m.Params, m.Unit = intern(0, raw[0]), intern(1, raw[1]), intern(2, raw[2]), intern(3, raw[3]), intern(4, raw[4])
+			m.Better = run.Better(intern(5, raw[5]))
 			switch {
 			case binaryMedian && len(raw[6]) == 8:
 				m.Median = math.Float64frombits(binary.BigEndian.Uint64(raw[6]))
