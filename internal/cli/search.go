@@ -24,7 +24,7 @@ type searchFlags struct {
 	measure, objective, db   string
 	exportProfile, cpus      string
 	params, knobs, pins      []string
-	blocks, confirm          int
+	blocks, confirm, maxBlk  int
 	minGain                  float64
 	budget, runBudget        time.Duration
 	only, namespaced         bool
@@ -41,7 +41,8 @@ targets, perflab's catalogue, your --knob additions) on this host, one knob
 at a time against the configuration found so far (greedy coordinate
 ascent). Every value is measured in interleaved blocks against the current
 configuration through tune's journal, and kept only when its interval
-clears ±--min-gain in the objective's direction. The winner is then shrunk
+clears ±--min-gain in the objective's direction (a step whose value looks
+like a gain it cannot show yet is extended, up to --max-blocks). The winner is then shrunk
 (a knob whose removal is not measurably worse is dropped) and confirmed on
 FRESH interleaved blocks against the untouched baseline: only a confirmed
 gain is reported as one. The host is restored at the end unless --apply
@@ -63,6 +64,7 @@ searched. See docs/search.md.`,
 	fl.DurationVar(&f.budget, "budget", 30*time.Minute, "time the whole search may spend measuring (0: one pass over the space)")
 	fl.DurationVar(&f.runBudget, "run-budget", 10*time.Second, "time budget of each probe run")
 	fl.IntVar(&f.blocks, "blocks", 4, "interleaved blocks per screening step")
+	fl.IntVar(&f.maxBlk, "max-blocks", 0, "extend a screening step whose value looks like a gain it cannot show yet, up to this many blocks (default 3 x --blocks; = --blocks: never)")
 	fl.IntVar(&f.confirm, "confirm", 6, "fresh interleaved blocks of the final confirmation")
 	fl.Float64Var(&f.minGain, "min-gain", 2, "smallest effect acted on, in percent: an interval must lie wholly beyond it")
 	fl.StringArrayVar(&f.knobs, "knob", nil, "add a knob and its values: NAME=V1,V2 (sysctl name or /sys path; repeatable)")
@@ -176,6 +178,7 @@ func (f *searchFlags) options(e *env, workload string) (search.Options, *search.
 	var excluded []string
 	opt.Knobs, excluded = search.Space(search.FromKnobs{FS: fs}, so)
 	opt.Probe, opt.Blocks, opt.Confirm, opt.MinGain, opt.Budget = f.measure, f.blocks, f.confirm, f.minGain/100, f.budget
+	opt.MaxBlocks = f.maxBlk
 	h := &search.Host{Tune: tune.Host{FS: fs}, Items: plan.Items, Source: "tune search " + w.Name, Bench: bench.DefaultOptions()}
 	h.Bench.Budget, h.Bench.Version, h.Bench.Suite = f.runBudget, Version, plan.Suite
 	if f.cpus != "" {
@@ -187,7 +190,7 @@ func (f *searchFlags) options(e *env, workload string) (search.Options, *search.
 	return opt, h, optionErr(opt.Validate(), searchFlagNames)
 }
 
-var searchFlagNames = map[string]string{"Blocks": "--blocks", "Confirm": "--confirm", "MinGain": "--min-gain", "Budget": "--budget", "Knobs": "--knob"}
+var searchFlagNames = map[string]string{"Blocks": "--blocks", "MaxBlocks": "--max-blocks", "Confirm": "--confirm", "MinGain": "--min-gain", "Budget": "--budget", "Knobs": "--knob"}
 
 // showSearch renders a stored search.
 func showSearch(ctx context.Context, e *env, out *outputFlags, db, id string) error {

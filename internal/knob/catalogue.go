@@ -21,6 +21,11 @@ func file(path, tmpl string, f Format, scope Scope, values, ladder []string, doc
 
 func l(v ...string) []string { return v }
 
+func inGroup(group string, e entry) entry {
+	e.Group = group
+	return e
+}
+
 func withRisk(e entry, risk string) entry {
 	e.Risk = risk
 	return e
@@ -80,13 +85,13 @@ var catalogue = []entry{
 	sysctl("net.core.netdev_max_backlog", Int, l("1000", "5000", "16384"), "per-CPU input queue before the stack"),
 	sysctl("net.core.busy_poll", Int, l("0", "50"), "µs to busy-poll on poll/select"),
 	sysctl("net.core.busy_read", Int, l("0", "50"), "µs to busy-poll on a blocking read"),
-	sysctl("net.core.rmem_max", Int, l("212992", "4194304", "16777216"), "largest receive buffer SO_RCVBUF may ask for"),
-	sysctl("net.core.wmem_max", Int, l("212992", "4194304", "16777216"), "largest send buffer SO_SNDBUF may ask for"),
-	sysctl("net.core.rmem_default", Int, l("212992", "1048576"), "default socket receive buffer"),
-	sysctl("net.core.wmem_default", Int, l("212992", "1048576"), "default socket send buffer"),
+	inGroup("socket buffer caps", sysctl("net.core.rmem_max", Int, l("212992", "4194304", "16777216"), "largest receive buffer SO_RCVBUF may ask for")),
+	inGroup("socket buffer caps", sysctl("net.core.wmem_max", Int, l("212992", "4194304", "16777216"), "largest send buffer SO_SNDBUF may ask for")),
+	inGroup("socket buffer defaults", sysctl("net.core.rmem_default", Int, l("212992", "1048576"), "default socket receive buffer")),
+	inGroup("socket buffer defaults", sysctl("net.core.wmem_default", Int, l("212992", "1048576"), "default socket send buffer")),
 	sysctl("net.core.default_qdisc", Text, l("pfifo_fast", "fq_codel"), "qdisc of new interfaces"),
-	sysctl("net.ipv4.tcp_rmem", Ints, l("4096 16384 1048576", "4096 131072 6291456", "4096 87380 16777216"), "TCP receive buffer min, default, max (bytes)"),
-	sysctl("net.ipv4.tcp_wmem", Ints, l("4096 16384 1048576", "4096 16384 4194304", "4096 65536 16777216"), "TCP send buffer min, default, max (bytes)"),
+	inGroup("tcp buffers", sysctl("net.ipv4.tcp_rmem", Ints, l("4096 16384 1048576", "4096 131072 6291456", "4096 87380 16777216"), "TCP receive buffer min, default, max (bytes)")),
+	inGroup("tcp buffers", sysctl("net.ipv4.tcp_wmem", Ints, l("4096 16384 1048576", "4096 16384 4194304", "4096 65536 16777216"), "TCP send buffer min, default, max (bytes)")),
 	sysctl("net.ipv4.tcp_mem", Ints, nil, "TCP memory pressure thresholds (pages), host-wide"),
 	sysctl("net.ipv4.tcp_tw_reuse", Int, l("0", "2", "1"), "reuse TIME-WAIT sockets for outgoing connections (2: loopback only)"),
 	sysctl("net.ipv4.tcp_fin_timeout", Int, l("60", "30", "15"), "seconds in FIN-WAIT-2"),

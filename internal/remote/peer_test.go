@@ -69,10 +69,13 @@ func TestPeerNetworkProbes(t *testing.T) {
 		t.Errorf("notes do not label the latency one-way and name the peer: %q", notes)
 	}
 
-	// 1% random loss on an unshaped link. (At the 200 Mbit/s cap with this
-	// lab's ~0.1 ms round trip, 1% loss still lets TCP fill the link:
-	// Mathis' bound MSS/RTT·1.22/√p is ~170 MB/s. A real WAN round trip
-	// would bind; this kernel has no netem to add one.)
+	// 1% random loss on an unshaped link. The bandwidth is not the test:
+	// at this lab's ~0.1 ms round trip TCP recovers so fast that 1% loss
+	// costs anywhere from 5% to 50% of it depending on the machine
+	// (Mathis' bound MSS/RTT·1.22/√p is ~170 MB/s; a real WAN round trip
+	// would bind; this kernel has no netem to add one). The stream's own
+	// retransmissions are: ~1% of its data segments with the loss, next
+	// to none without.
 	open := l.Host("open")
 	if err := open.SetOffloads(context.Background(), false); err != nil { // same packet path with and without loss
 		t.Fatal(err)
@@ -83,9 +86,18 @@ func TestPeerNetworkProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lossy, _ := benchJSON(t, l, tcpBW...)
-	t.Logf("at the 200 Mbit/s cap: %.1f MB/s; unshaped: %.1f MB/s, with 1%% loss %.1f MB/s", bw, clean["net.tcp/bandwidth"], lossy["net.tcp/bandwidth"])
-	if lossy["net.tcp/bandwidth"] > 0.8*clean["net.tcp/bandwidth"] {
-		t.Errorf("1%% loss: bandwidth %.1f MB/s vs %.1f MB/s without loss, want measurably lower", lossy["net.tcp/bandwidth"], clean["net.tcp/bandwidth"])
+	t.Logf("at the 200 Mbit/s cap: %.1f MB/s; unshaped: %.1f MB/s (%.3f%% retransmitted), with 1%% loss %.1f MB/s (%.3f%% retransmitted)",
+		bw, clean["net.tcp/bandwidth"], clean["net.tcp/retrans"], lossy["net.tcp/bandwidth"], lossy["net.tcp/retrans"])
+	// Drops hit data and ACKs alike; a lost ACK is covered by the next
+	// one, a lost data segment is sent again (once, or twice when the
+	// retransmission is lost too): the loss adds between a third and three
+	// times the drop rate to what the link retransmits without it (with
+	// offloads off a fast veth stream overflows the receiving CPU's
+	// backlog now and then: ~0.1% here).
+	added := lossy["net.tcp/retrans"] - clean["net.tcp/retrans"]
+	if added < 0.33 || added > 3 {
+		t.Errorf("1%% loss: %.3f%% of data segments retransmitted against %.3f%% without, want ~1%% more",
+			lossy["net.tcp/retrans"], clean["net.tcp/retrans"])
 	}
 	open.SetLoss(context.Background(), 0)
 

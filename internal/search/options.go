@@ -19,6 +19,8 @@ func (o Options) Validate() error {
 		return &bench.OptionError{Field: "Confirm", Value: o.Confirm, Reason: "is below 3: a confirmation needs at least two degrees of freedom", Hint: "e.g. 6"}
 	case o.Blocks > bench.MaxRepeat || o.Confirm > bench.MaxRepeat:
 		return &bench.OptionError{Field: "Blocks", Value: max(o.Blocks, o.Confirm), Reason: "is above the harness's limit", Hint: "e.g. 4 and 6"}
+	case o.MaxBlocks != 0 && (o.MaxBlocks < o.Blocks || o.MaxBlocks > bench.MaxRepeat):
+		return &bench.OptionError{Field: "MaxBlocks", Value: o.MaxBlocks, Reason: "is below the screening's blocks or above the harness's limit", Hint: "e.g. 12, or --blocks to never extend"}
 	case o.MinGain <= 0 || o.MinGain >= 1:
 		return &bench.OptionError{Field: "MinGain", Value: o.MinGain * 100, Reason: "is not a percentage in (0, 100)", Hint: "e.g. 2"}
 	case o.Budget < 0:
@@ -33,7 +35,7 @@ type SearchPlan struct {
 	Knobs    []Knob   `json:"knobs"`
 	Excluded []string `json:"excluded"`
 	// ScreenRuns is one pass of the screening: Blocks × (values + 1)
-	// runs per knob; ConfirmRuns the confirmation of a winner of one knob
+	// runs per knob and per group tried together; ConfirmRuns the confirmation of a winner of one knob
 	// (Confirm × 2) and of every knob (Confirm × (2 + knobs)).
 	ScreenRuns     int           `json:"screen_runs"`
 	ConfirmRunsMin int           `json:"confirm_runs_min"`
@@ -52,6 +54,13 @@ func Plan(o Options) SearchPlan {
 	}
 	for _, k := range o.Knobs {
 		p.ScreenRuns += o.Blocks * (len(k.Ladder) + 1)
+	}
+	for _, g := range groups(o.Knobs) {
+		n := len(g[0].Ladder)
+		for _, k := range g {
+			n = min(n, len(k.Ladder))
+		}
+		p.ScreenRuns += o.Blocks * (n + 1)
 	}
 	p.ConfirmRunsMin = o.Confirm * 2
 	p.ConfirmRunsMax = o.Confirm * (2 + len(o.Knobs))

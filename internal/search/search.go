@@ -70,6 +70,10 @@ type Options struct {
 	// Blocks per screening step (default 4), Confirm blocks of the final
 	// confirmation (default 6).
 	Blocks, Confirm int
+	// MaxBlocks bounds a screening step extended because a value looked
+	// like a gain its interval could not yet show (default 3·Blocks;
+	// Blocks: never extend).
+	MaxBlocks int
 	// MinGain is the smallest relative effect the search acts on: a
 	// value is kept only when its whole interval lies beyond it (default
 	// 0.02, ±2%).
@@ -111,8 +115,11 @@ type Step struct {
 	Tried   []Tried `json:"tried"`          // every value measured
 	Kept    string  `json:"kept,omitempty"` // the value kept, "" when none
 	Against Config  `json:"against"`        // the current configuration it was measured against
-	Pass    int     `json:"pass"`           // 1, or 2 for a retry against a changed configuration
+	Pass    int     `json:"pass"`           // 1, 2 for a retry against a changed configuration, 3 for a group tried together
 	Runs    int     `json:"runs"`
+	// Members are the knobs of a group step (Knob.Group), tried together:
+	// Knob is then "a + b" and each value "a=v, b=w".
+	Members []string `json:"members,omitempty"`
 }
 
 // ShrinkStep is one knob taken out of the winner and measured.
@@ -213,6 +220,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.Confirm <= 0 {
 		opt.Confirm = 6
+	}
+	if opt.MaxBlocks <= 0 {
+		opt.MaxBlocks = 3 * opt.Blocks
 	}
 	if opt.MinGain <= 0 {
 		opt.MinGain = 0.02
@@ -467,6 +477,17 @@ func (s *searcher) screen(ctx context.Context) (Config, error) {
 			}
 		}
 	}
+	for _, g := range groups(s.opt.Knobs) {
+		next, over, err := s.jointStep(ctx, g, cur)
+		if err != nil {
+			return cur, err
+		}
+		if over {
+			s.res.Notes = append(s.res.Notes, fmt.Sprintf("the budget (%s) ended the screening before %s were tried together", s.opt.Budget, g[0].Group))
+			break
+		}
+		cur = next
+	}
 	return cur, nil
 }
 
@@ -492,41 +513,176 @@ func (s *searcher) step(ctx context.Context, k Knob, cur Config, pass int) (*Ste
 	if len(vals) == 0 {
 		return nil, false, nil
 	}
-	if s.overBudget(len(vals)+1, len(cur)+1) {
-		return nil, true, nil
-	}
-	states := []Config{cur}
-	for _, v := range vals {
-		states = append(states, cur.with(k.Name, v))
-	}
-	before := s.res.Runs
-	ss, err := s.measure(ctx, states, s.opt.Blocks)
-	if err != nil {
-		return nil, false, err
+	states := make([]Config, len(vals))
+	for i, v := range vals {
+		states[i] = cur.with(k.Name, v)
 	}
 	step := Step{Knob: k.Name, From: s.opt.Baseline[k.Name], Against: cur, Pass: pass}
-	var all [][]float64
-	for j := range vals {
-		ds := s.logRatios(ss, 0, j+1)
-		all = append(all, ds)
+	best, over, err := s.measureStep(ctx, &step, cur, states, vals)
+	if best >= 0 {
+		s.gain[k.Name] = s.gainOf(step.Tried[best].Effect)
 	}
+	return s.recordStep(step, over, err)
+}
+
+// measureStep measures cur against each candidate state (labelled for the
+// report) in one interleaved session, extended while a value is
+// promising, fills step.Tried and step.Kept, and returns the kept
+// candidate's index (-1: none). over reports that the budget left no room
+// for the step.
+func (s *searcher) measureStep(ctx context.Context, step *Step, cur Config, cands []Config, labels []string) (best int, over bool, err error) {
+	if s.overBudget(len(cands)+1, len(cur)+1) {
+		return -1, true, nil
+	}
+	states := append([]Config{cur}, cands...)
+	before := s.res.Runs
+	defer func() { step.Runs = s.res.Runs - before }()
+	ss, err := s.measure(ctx, states, s.opt.Blocks)
+	if err != nil {
+		return -1, false, err
+	}
+	best = s.judgeStep(step, ss, labels)
+	// Extend the step while a value looks like a gain its interval cannot
+	// show yet: a configuration with tiny buffers can vary ±50% from run
+	// to run, and four blocks then leave a real ×2 "unclear". Only the
+	// confirmation's fresh blocks decide what is kept, so looking again
+	// here cannot make a false gain more likely to be reported.
+	for best < 0 && s.promising(*step) && ss.Blocks+s.opt.Blocks <= s.opt.MaxBlocks && !s.overBudget(len(states), len(cur)+1) {
+		more, err := s.measure(ctx, states, s.opt.Blocks)
+		if err != nil {
+			return -1, false, err
+		}
+		for i := range states {
+			ss.Medians[i] = append(ss.Medians[i], more.Medians[i]...)
+		}
+		ss.Blocks += more.Blocks
+		s.opt.Log("%s: %s; measuring %d more blocks", step.Knob, describeStep(*step), s.opt.Blocks)
+		step.Tried = step.Tried[:0]
+		best = s.judgeStep(step, ss, labels)
+	}
+	if best >= 0 {
+		step.Kept = labels[best]
+	}
+	return best, false, nil
+}
+
+// recordStep appends a measured step to the result (nil, over when the
+// budget ended the screening before it).
+func (s *searcher) recordStep(step Step, over bool, err error) (*Step, bool, error) {
+	if err != nil || over {
+		return nil, over, err
+	}
+	s.res.Steps = append(s.res.Steps, step)
+	s.opt.Log("%s: %s", step.Knob, describeStep(step))
+	return &s.res.Steps[len(s.res.Steps)-1], false, nil
+}
+
+// groups are the space's knob groups (Knob.Group) with two or more
+// members, in space order.
+func groups(ks []Knob) [][]Knob {
+	var order []string
+	byGroup := map[string][]Knob{}
+	for _, k := range ks {
+		if k.Group == "" {
+			continue
+		}
+		if _, ok := byGroup[k.Group]; !ok {
+			order = append(order, k.Group)
+		}
+		byGroup[k.Group] = append(byGroup[k.Group], k)
+	}
+	var out [][]Knob
+	for _, g := range order {
+		if len(byGroup[g]) > 1 {
+			out = append(out, byGroup[g])
+		}
+	}
+	return out
+}
+
+// jointStep tries a group's members together against cur, their ladders
+// zipped (the i-th value of each), when none of them joined cur alone:
+// knobs that act together can each be harmful alone (a receive window of
+// MiBs against a 4 KiB send buffer stalls on delayed ACKs) and a gain only
+// together. On a keep every member joins cur.
+func (s *searcher) jointStep(ctx context.Context, g []Knob, cur Config) (Config, bool, error) {
+	n := len(g[0].Ladder)
+	for _, k := range g {
+		if _, in := cur[k.Name]; in {
+			return cur, false, nil
+		}
+		n = min(n, len(k.Ladder))
+	}
+	var cands []Config
+	var labels, names, from []string
+	for _, k := range g {
+		names = append(names, k.Name)
+		from = append(from, k.Name+"="+s.opt.Baseline[k.Name])
+	}
+	for i := range n {
+		c, changed := maps.Clone(cur), false
+		var parts []string
+		for _, k := range g {
+			c[k.Name] = k.Ladder[i]
+			changed = changed || k.Ladder[i] != s.opt.Baseline[k.Name]
+			parts = append(parts, k.Name+"="+k.Ladder[i])
+		}
+		if changed {
+			cands, labels = append(cands, c), append(labels, strings.Join(parts, ", "))
+		}
+	}
+	if len(cands) == 0 {
+		return cur, false, nil
+	}
+	step := Step{Knob: strings.Join(names, " + "), From: strings.Join(from, ", "), Against: cur, Pass: 3, Members: names}
+	best, over, err := s.measureStep(ctx, &step, cur, cands, labels)
+	if _, over, err = s.recordStep(step, over, err); err != nil || over || best < 0 {
+		return cur, over, err
+	}
+	for _, k := range g {
+		s.gain[k.Name] = s.gainOf(step.Tried[best].Effect)
+	}
+	return cands[best], false, nil
+}
+
+// judgeStep fills step.Tried from the session's blocks and returns the
+// index of the best value that is better and breaks no constraint (-1:
+// none).
+func (s *searcher) judgeStep(step *Step, ss *Session, vals []string) int {
 	conf := 1 - (1-stats.DefaultConfidence)/float64(len(vals))
 	best := -1
 	for j, v := range vals {
-		t := Tried{Value: v, Effect: s.stepEffect(all[j], conf), Constraint: s.broken(ss, j+1)}
+		t := Tried{Value: v, Effect: s.stepEffect(s.logRatios(ss, 0, j+1), conf), Constraint: s.broken(ss, j+1)}
 		step.Tried = append(step.Tried, t)
 		if t.Effect.Verdict == "better" && t.Constraint == "" && (best < 0 || s.gainOf(t.Effect) > s.gainOf(step.Tried[best].Effect)) {
 			best = j
 		}
 	}
-	if best >= 0 {
-		step.Kept = vals[best]
-		s.gain[k.Name] = s.gainOf(step.Tried[best].Effect)
+	return best
+}
+
+// promising: some value of the step is unclear and breaks no constraint,
+// and would clear the margin at MaxBlocks if its true effect were its
+// point estimate: estimate − the interval's projected half-width at
+// MaxBlocks (the same spread per block, t at the larger df) still lies
+// beyond the margin. A value near the margin, which only many more blocks
+// could resolve, is not worth them: that is where a null knob's estimate
+// lands by chance.
+func (s *searcher) promising(step Step) bool {
+	conf := 1 - (1-stats.DefaultConfidence)/float64(len(step.Tried))
+	for _, t := range step.Tried {
+		e := t.Effect
+		if e.Verdict != "unclear" || t.Constraint != "" || e.Blocks < 2 || math.IsNaN(e.Lo) {
+			continue
+		}
+		n, max := float64(e.Blocks), float64(s.opt.MaxBlocks)
+		se := (math.Log(e.Hi) - math.Log(e.Lo)) / 2 / stats.TQuantile((1+conf)/2, n-1)
+		half := stats.TQuantile((1+conf)/2, max-1) * se * math.Sqrt(n/max)
+		if s.gainOf(e)-half > math.Log1p(s.opt.MinGain) {
+			return true
+		}
 	}
-	step.Runs = s.res.Runs - before
-	s.res.Steps = append(s.res.Steps, step)
-	s.opt.Log("%s: %s", k.Name, describeStep(step))
-	return &s.res.Steps[len(s.res.Steps)-1], false, nil
+	return false
 }
 
 func describeStep(st Step) string {

@@ -37,6 +37,10 @@ type Knob struct {
 	// Area is the knowledge area the knob acts on (net, memory, block…),
 	// for ordering: knobs of the probe's area are tried first.
 	Area string `json:"area,omitempty"`
+	// Group names knobs that act together (the catalogue's knob.Group):
+	// after the passes, a group none of whose members was kept alone is
+	// tried with its members set together.
+	Group string `json:"group,omitempty"`
 }
 
 // Change is the journal write that sets the knob to v.
@@ -87,7 +91,7 @@ func (c FromKnobs) Knobs() []Knob {
 }
 
 func fromKnob(fs hostfs.FS, k knob.Knob) (Knob, bool) {
-	sk := Knob{Name: k.Name(), Scope: ScopeHost, Area: areaOf(k.Path)}
+	sk := Knob{Name: k.Name(), Scope: ScopeHost, Area: areaOf(k.Path), Group: k.Group}
 	// Ladders hold fact values (cpu.boost "true"); the journal writes file
 	// values (no_turbo "0" where intel_pstate backs it).
 	for _, v := range k.Ladder {
@@ -169,16 +173,21 @@ func ParseKnobSpec(s string) (Knob, error) {
 			return Knob{}, fmt.Errorf("--knob %q: the path may not contain '..'", s)
 		}
 		k.Kind, k.Target = audit.KindFile, name
-		if kn, ok := knob.ForFile(name); ok && kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
-			k.Scope = ScopeNetNS
+		if kn, ok := knob.ForFile(name); ok {
+			if kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
+				k.Scope = ScopeNetNS
+			}
+			k.Group = kn.Group
 		}
 	case strings.ContainsAny(name, "/ \t") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || !sysctlName.MatchString(name):
 		return Knob{}, fmt.Errorf("--knob %q: a knob is a sysctl name (net.core.somaxconn) or an absolute /sys or /proc path", s)
 	default:
 		k.Kind, k.Target = audit.KindSysctl, name
-		if kn := knob.MustLookup("sysctl." + name); kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
+		kn := knob.MustLookup("sysctl." + name)
+		if kn.Scope == knob.NetNS && !kn.NetNSReadOnly {
 			k.Scope = ScopeNetNS
 		}
+		k.Group = kn.Group
 		k.Area = areaOf("sysctl." + name)
 	}
 	return k, nil

@@ -59,7 +59,8 @@ func (*NetTCP) Doc() string {
 		"`duration`, reported one-way in µs = round trip / 2, which is what `qperf tcp_lat` prints. bandwidth: " +
 		"one connection (Nagle on, as in qperf) streams `msg_size`-byte writes (default 64 KiB, qperf's default; msg_size=1 shows the " +
 		"small-packet cost of seed 000) for `duration`, the server reads `msg_size` at a time; MB/s (1 MB = 1e6 " +
-		"bytes) of bytes received, as `qperf tcp_bw` reports. connect: short connections like HTTP without " +
+		"bytes) of bytes received, as `qperf tcp_bw` reports; retrans beside it is the share of that connection's data segments " +
+		"the kernel sent again (TCP_INFO total_retrans / data_segs_out, %), which is the loss the path caused. connect: short connections like HTTP without " +
 		"keep-alive: connect, 1-byte request, 1-byte response, server closes first; connections/s. " +
 		"placement=spread (default) pins client and server threads on two different CPUs, so every message is " +
 		"a cross-CPU wake-up as between two processes (and as qperf usually runs); same puts both on one CPU; " +
@@ -111,6 +112,9 @@ func (n *NetTCP) Metrics(p probe.Params) ([]run.Metric, error) {
 	var ms []run.Metric
 	for _, t := range cfg.tests {
 		ms = append(ms, all[t])
+		if t == "bandwidth" {
+			ms = append(ms, run.Metric{Name: "retrans", Unit: "%", Better: run.Lower})
+		}
 	}
 	return ms, nil
 }
@@ -241,14 +245,14 @@ func (n *NetTCP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 	defer release()
 	out := map[string]float64{}
 	for _, t := range n.cfg.tests {
-		var v float64
+		var v, retrans float64
 		res := runPinned([]int{n.clientCPU}, 1, func(int) workerResult {
 			var err error
 			switch t {
 			case "latency":
 				v, err = n.latency(stop)
 			case "bandwidth":
-				v, err = n.bandwidth(stop)
+				v, retrans, err = n.bandwidth(stop)
 			default:
 				v, err = n.connectRate(stop)
 			}
@@ -265,6 +269,9 @@ func (n *NetTCP) Iterate(ctx context.Context, env *probe.Env) (map[string]float6
 			name = "connect_rate"
 		}
 		out[name] = v
+		if t == "bandwidth" {
+			out["retrans"] = retrans
+		}
 	}
 	return out, nil
 }
@@ -289,30 +296,46 @@ func (n *NetTCP) latency(stop *atomic.Bool) (float64, error) {
 }
 
 // bandwidth streams for the duration on a fresh connection; MB/s of bytes
-// the server received, timed until it confirms the last of them.
-func (n *NetTCP) bandwidth(stop *atomic.Bool) (float64, error) {
+// the server received, timed until it confirms the last of them, and the
+// percentage of the connection's data segments retransmitted.
+func (n *NetTCP) bandwidth(stop *atomic.Bool) (mbs, retrans float64, err error) {
 	// Nagle stays on, as in qperf: small writes coalesce as they would
 	// for an application streaming without TCP_NODELAY.
 	fd, err := dialTCPTo(n.dst, n.ports["bandwidth"], false)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer unix.Close(fd)
 	start := time.Now()
 	for time.Since(start) < n.cfg.duration && !stop.Load() {
 		if err := writeFull(fd, n.buf); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var got [8]byte
 	if err := readFull(fd, got[:]); err != nil {
-		return 0, fmt.Errorf("reading the server's byte count: %w", err)
+		return 0, 0, fmt.Errorf("reading the server's byte count: %w", err)
 	}
 	el := time.Since(start)
-	return float64(binary.LittleEndian.Uint64(got[:])) / el.Seconds() / 1e6, nil
+	// The server has read every byte, so every data segment is acked and
+	// the counters are final.
+	info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return 0, 0, fmt.Errorf("TCP_INFO: %w", err)
+	}
+	return float64(binary.LittleEndian.Uint64(got[:])) / el.Seconds() / 1e6, retransPct(info), nil
+}
+
+// retransPct is the share of a connection's data segments sent again, in
+// percent (0 before any data segment).
+func retransPct(info *unix.TCPInfo) float64 {
+	if info.Data_segs_out == 0 {
+		return 0
+	}
+	return 100 * float64(info.Total_retrans) / float64(info.Data_segs_out)
 }
 
 // connectRate opens short connections back to back; connections/s.

@@ -49,6 +49,24 @@ func renderKnobs() ([]byte, error) {
 			fmt.Fprintf(&b, "- `%s`: %s.\n", k.Path, k.Risk)
 		}
 	}
+	b.WriteString("\n## Knobs searched together\n\n")
+	b.WriteString("`perflab tune search` tries each knob alone, then each group below with its members set together (the i-th value of each ladder), ")
+	b.WriteString("when no member was kept alone: knobs that act together can each be harmful alone and a gain only together ")
+	b.WriteString("(see [search.md](search.md)).\n\n")
+	groups := map[string][]string{}
+	var order []string
+	for _, k := range knob.All() {
+		if k.Group == "" {
+			continue
+		}
+		if _, ok := groups[k.Group]; !ok {
+			order = append(order, k.Group)
+		}
+		groups[k.Group] = append(groups[k.Group], "`"+k.Path+"`")
+	}
+	for _, g := range order {
+		fmt.Fprintf(&b, "- %s: %s\n", g, strings.Join(groups[g], ", "))
+	}
 	b.WriteString("\n## Host-wide net sysctls\n\n")
 	b.WriteString("These `net.*` sysctls exist only in the initial network namespace: writing one changes the whole host.\n\n")
 	for _, n := range knob.HostWideNet() {
