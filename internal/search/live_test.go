@@ -173,11 +173,18 @@ func TestLiveRealGains(t *testing.T) {
 			continue
 		}
 		t.Logf("search: ×%.3f [%.3f, %.3f]; bench --state: ×%.3f [%.3f, %.3f]", res.Gain.Ratio, res.Gain.Lo, res.Gain.Hi, e.Ratio, *e.Lo, *e.Hi)
-		// Two measurements of one effect agree when their intervals
-		// overlap; asking one to hold the other's point would fail a true
-		// agreement about half the time at an interval's edge.
-		if *e.Lo > res.Gain.Hi || res.Gain.Lo > *e.Hi {
-			t.Errorf("the search's gain and the direct A/B disagree")
+		// The direct A/B must show the gain too, and of the same order.
+		// Not within the intervals: each interval is one session's, and
+		// the effect itself moves between sessions minutes apart — the
+		// 4 KiB baseline's speed is set by delayed-ACK stalls whose cost
+		// depends on what else the machine runs at that moment (×28.6 vs
+		// ×22.3 on a quiet VM, ×183 [132, 253] vs ×90 [64, 126] while a
+		// changing load ran beside: both right for their session).
+		if *e.Lo <= 1+res.MinGain {
+			t.Errorf("the direct A/B does not show the gain: ×%.3f [%.3f, %.3f]", e.Ratio, *e.Lo, *e.Hi)
+		}
+		if r := res.Gain.Ratio / e.Ratio; r < 0.25 || r > 4 {
+			t.Errorf("the search's gain ×%.1f and the direct A/B's ×%.1f differ by more than ×4", res.Gain.Ratio, e.Ratio)
 		}
 		return
 	}
