@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/perflab/perflab/internal/fleet" // stores each snapshot's fact set, as perflab does
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/store"
@@ -31,6 +32,7 @@ func main() {
 	flag.StringVar(&opt.Repo, "repo", ".", "repository holding testdata/aa and testdata/roots")
 	batch := flag.Int("batch", 200, "hosts per COPY transaction")
 	resume := flag.Bool("resume", false, "continue an interrupted load (same options): skip the hosts already stored")
+	migrate := flag.Bool("migrate", false, "only bring the store to this perflab's schema (back-filling what a migration adds) and print how long it took")
 	flag.Parse()
 	if *db == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "fleetgen: give --db (a postgres:// URL or SQLite path) and no arguments")
@@ -38,6 +40,17 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *migrate {
+		t0 := time.Now()
+		s, err := store.Open(*db)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fleetgen:", err)
+			os.Exit(1)
+		}
+		s.Close()
+		fmt.Printf("store at schema %d in %.1f s\n", store.SchemaVersion, time.Since(t0).Seconds())
+		return
+	}
 	if err := gen(ctx, *db, opt, *batch, *resume); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetgen:", err)
 		os.Exit(1)

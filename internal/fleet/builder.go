@@ -20,7 +20,9 @@ import (
 // the same whichever way its input arrives.
 type Builder struct {
 	w       *audit.Workload
-	differ  *compare.SnapshotDiffer
+	wkey    string         // workloadKey(w)
+	ref     []compare.Leaf // the reference snapshot's kept facts
+	hasRef  bool
 	hosts   []Host
 	names   []string                     // hosts with a snapshot, in order
 	refVal  map[string]string            // path → the reference host's value
@@ -56,13 +58,17 @@ func NewBuilder(w *audit.Workload) *Builder {
 	if w != nil {
 		b.audit = &Audit{Workload: w.Label(), Findings: []AuditCount{}}
 		b.auditBy = map[string]*auditCount{}
+		b.wkey = workloadKey(w)
 	}
 	return b
 }
 
 // Reference sets the snapshot every other host's is diffed against: that
 // of the first host (in name order) with one. Call it before Facts.
-func (b *Builder) Reference(s *snapshot.Snapshot) { b.differ = compare.NewSnapshotDiffer(s) }
+func (b *Builder) Reference(s *snapshot.Snapshot) { b.ReferenceSet(b.factSet(s)) }
+
+// ReferenceSet is Reference from the reference snapshot's FactSet.
+func (b *Builder) ReferenceSet(f *FactSet) { b.ref, b.hasRef = f.Facts, true }
 
 // Facts reduces a host's latest snapshot (nil: none) to what the report
 // needs. It is safe for concurrent use after Reference.
@@ -70,24 +76,50 @@ func (b *Builder) Facts(s *snapshot.Snapshot) HostFacts {
 	if s == nil {
 		return HostFacts{}
 	}
-	f := HostFacts{ok: true, cpuModel: s.CPU.Model, microcode: s.CPU.Microcode, kernel: s.Kernel.Release, virt: s.Host.Virtualization}
-	if b.differ != nil {
-		for _, d := range b.differ.Diff(s) {
-			k, ok := factpath.KindOf(d.Path)
-			if !ok || (k != factpath.Setting && k != factpath.Identity) || isPerHost(d.Path) {
-				continue
-			}
-			f.diffs = append(f.diffs, d)
-		}
-	}
+	hf, _ := b.FactsOf(b.factSet(s))
+	return hf
+}
+
+// factSet is s's FactSet with the audit of the report's workload only.
+func (b *Builder) factSet(s *snapshot.Snapshot) *FactSet {
+	var ws []*audit.Workload
 	if b.w != nil {
-		for _, x := range audit.Run(s, b.w) {
-			if x.Status == audit.Fail || x.Status == audit.Pass {
-				f.findings = append(f.findings, x)
-			}
+		ws = []*audit.Workload{b.w}
+	}
+	return factSetOf(s, ws)
+}
+
+// FactsOf is Facts from a snapshot's FactSet (as stored): the setting and
+// identity facts that differ from the reference's, and the audit outcomes
+// under the report's workload. ok is false when the set has no outcomes
+// for that workload (a user profile): the caller audits the snapshot.
+func (b *Builder) FactsOf(fs *FactSet) (f HostFacts, ok bool) {
+	f = HostFacts{ok: true, cpuModel: fs.CPUModel, microcode: fs.Microcode, kernel: fs.Kernel, virt: fs.Virt}
+	if b.hasRef {
+		f.diffs = compare.DiffLeaves(b.ref, fs.Facts)
+	}
+	if b.w == nil {
+		return f, true
+	}
+	outs, ok := fs.Audit[b.wkey]
+	for _, o := range outs {
+		f.findings = append(f.findings, audit.Finding{Rule: o.Rule, Title: o.Title, Severity: audit.Severity(o.Severity), Status: o.Status})
+	}
+	return f, ok
+}
+
+// StoredAudit reports whether fact sets stored by this perflab hold the
+// report's workload's audit outcomes (a built-in workload, unchanged).
+func (b *Builder) StoredAudit() bool {
+	if b.w == nil {
+		return true
+	}
+	for _, w := range builtinWorkloads() {
+		if workloadKey(w) == b.wkey {
+			return true
 		}
 	}
-	return f
+	return false
 }
 
 // AddHost adds a host (in name order) with its runs counted, its latest

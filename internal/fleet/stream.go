@@ -69,8 +69,11 @@ func addRuns(ctx context.Context, s *store.Store, f store.FleetFilter, b *Builde
 	return nil
 }
 
-// hostFacts reads the hosts' latest snapshots and reduces each to its
-// Facts on every CPU, after setting the first host's as the reference.
+// hostFacts reduces the hosts' latest snapshots to their Facts: from the
+// fact sets stored with them (schema 5), once per distinct set, and for a
+// snapshot without one (stored before, by another version, or a report
+// under a user profile's workload) from the snapshot itself, parsed on
+// every CPU. The first host's snapshot is the reference.
 func hostFacts(ctx context.Context, v *store.FleetView, b *Builder, hosts []store.FleetHost) (map[string]HostFacts, error) {
 	var ids []string
 	for _, h := range hosts {
@@ -82,18 +85,68 @@ func hostFacts(ctx context.Context, v *store.FleetView, b *Builder, hosts []stor
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var ref *snapshot.Snapshot
-	err := v.SnapshotDocs(ctx, ids[:1], func(id string, data []byte) error {
-		var err error
-		if ref, err = snapshot.Unmarshal(data); err != nil {
-			return fmt.Errorf("snapshot %s: %w", id, err)
+	stored := b.StoredAudit()
+	var ref *FactSet
+	if stored {
+		err := v.SnapshotFacts(ctx, ids[:1], func(doc []byte, _ []string) error {
+			var err error
+			ref, err = parseFactSet(doc)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	b.Reference(ref)
+	if ref == nil {
+		err := v.SnapshotDocs(ctx, ids[:1], func(id string, data []byte) error {
+			s, err := snapshot.Unmarshal(data)
+			if err != nil {
+				return fmt.Errorf("snapshot %s: %w", id, err)
+			}
+			ref = b.factSet(s)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if ref != nil {
+		b.ReferenceSet(ref)
+	}
+	if stored {
+		err := v.SnapshotFacts(ctx, ids, func(doc []byte, snaps []string) error {
+			fs, err := parseFactSet(doc)
+			if err != nil {
+				return err
+			}
+			hf, ok := b.FactsOf(fs)
+			if !ok {
+				return nil
+			}
+			for _, id := range snaps {
+				out[id] = hf
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var rest []string
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			rest = append(rest, id)
+		}
+	}
+	return out, decodeFacts(ctx, v, b, rest, out)
+}
+
+// decodeFacts reads the snapshots in ids and reduces each to its Facts on
+// every CPU, into out.
+func decodeFacts(ctx context.Context, v *store.FleetView, b *Builder, ids []string, out map[string]HostFacts) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	type doc struct {
 		id   string
 		data []byte
@@ -121,7 +174,7 @@ func hostFacts(ctx context.Context, v *store.FleetView, b *Builder, hosts []stor
 			}
 		}()
 	}
-	err = v.SnapshotDocs(ctx, ids, func(id string, data []byte) error {
+	err := v.SnapshotDocs(ctx, ids, func(id string, data []byte) error {
 		select {
 		case docs <- doc{id, data}:
 			return nil
@@ -132,7 +185,7 @@ func hostFacts(ctx context.Context, v *store.FleetView, b *Builder, hosts []stor
 	close(docs)
 	wg.Wait()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return out, firstErr
+	return firstErr
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -34,8 +35,9 @@ func (s *Store) CopyRuns(ctx context.Context, runs []*run.Run, snaps []*snapshot
 		return s.writeErr(err)
 	}
 	defer conn.Close()
+	sets := summarize(snaps) // before the transaction: it is CPU, not I/O
 	return s.writeErr(conn.Raw(func(dc any) error {
-		return copyPG(ctx, dc.(*stdlib.Conn).Conn(), runs, snaps)
+		return copyPG(ctx, dc.(*stdlib.Conn).Conn(), runs, snaps, sets)
 	}))
 }
 
@@ -55,6 +57,9 @@ func (s *Store) copySQLite(ctx context.Context, runs []*run.Run, snaps []*snapsh
 			return fmt.Errorf("snapshot %s: %w", snap.ID, err)
 		}
 	}
+	if err := s.SaveSummaries(ctx, tx, snaps); err != nil {
+		return err
+	}
 	for _, r := range runs {
 		stored, err := s.saveRunTx(ctx, tx, r, nil)
 		if err != nil {
@@ -67,7 +72,7 @@ func (s *Store) copySQLite(ctx context.Context, runs []*run.Run, snaps []*snapsh
 	return tx.Commit()
 }
 
-func copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot.Snapshot) error {
+func copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot.Snapshot, sets []factSet) error {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return err
@@ -95,6 +100,9 @@ func copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot
 		return err
 	}
 	if err := copyTable(ctx, tx, "run_metrics", metricCols, medianRows); err != nil {
+		return err
+	}
+	if err := copyFactSets(ctx, tx, sets); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
@@ -138,4 +146,26 @@ func copyRows(runs []*run.Run) (runRows, sampleRows, medianRows [][]any, err err
 		}
 	}
 	return runRows, sampleRows, medianRows, nil
+}
+
+// copyFactSets writes the snapshots' fact sets: the sets with INSERT, as
+// other batches may hold the same, the snapshots' rows with COPY.
+func copyFactSets(ctx context.Context, tx pgx.Tx, sets []factSet) error {
+	docs := map[string]string{}
+	var rows [][]any
+	for _, f := range sets {
+		docs[f.id] = string(f.doc)
+		rows = append(rows, []any{f.snapshot, summarizer.version, f.id})
+	}
+	ids := make([]string, 0, len(docs))
+	for id := range docs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if _, err := tx.Exec(ctx, `INSERT INTO fact_sets (id, doc) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, id, docs[id]); err != nil {
+			return fmt.Errorf("saving fact set %s: %w", id, err)
+		}
+	}
+	return copyTable(ctx, tx, "snapshot_facts", []string{"snapshot_id", "version", "fact_set"}, rows)
 }

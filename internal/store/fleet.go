@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,25 +41,43 @@ func (f FleetFilter) where(alias string) (string, []any) {
 // transaction; SQLite: one read transaction, which WAL isolates). Close
 // it when done.
 type FleetView struct {
-	s  *Store
-	tx *sql.Tx
+	s    *Store
+	tx   *sql.Tx
+	conn *sql.Conn // PostgreSQL: the transaction's connection, for pgx's own reads
 }
 
 // FleetView begins a view.
 func (s *Store) FleetView(ctx context.Context) (*FleetView, error) {
-	var opt *sql.TxOptions
 	if _, ok := s.d.(pgDialect); ok {
-		opt = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return &FleetView{s: s, tx: tx, conn: conn}, nil
 	}
-	tx, err := s.db.BeginTx(ctx, opt)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &FleetView{s: s, tx: tx}, nil
 }
 
-// Close ends the view.
-func (v *FleetView) Close() error { return v.tx.Rollback() }
+// Close ends the view (again: nothing).
+func (v *FleetView) Close() error {
+	err := v.tx.Rollback()
+	if v.conn != nil {
+		v.conn.Close()
+	}
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
 
 // FleetHost is one host's runs in a fleet report's selection.
 type FleetHost struct {
@@ -94,6 +113,9 @@ func (v *FleetView) FleetHosts(ctx context.Context, f FleetFilter) ([]FleetHost,
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if _, ok := s.d.(pgDialect); ok {
+		return out, v.pgLatestSnapshots(ctx, f, out)
 	}
 	w2, args2 := f.where("r2.")
 	w1, args1 := f.where("r.")
@@ -132,7 +154,11 @@ func (v *FleetView) FleetMedians(ctx context.Context, f FleetFilter, fn func(Met
 		return ErrNoMedians
 	}
 	w, args := f.where("")
-	rows, err := v.tx.QueryContext(ctx, s.q(`SELECT host, probe, metric, params, unit, better, median FROM run_metrics`+w), args...)
+	q := s.q(`SELECT host, probe, metric, params, unit, better, median FROM run_metrics` + w)
+	if v.conn != nil {
+		return v.pgMedians(ctx, q, args, fn)
+	}
+	rows, err := v.tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}

@@ -83,12 +83,29 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX run_metrics_probe ON run_metrics (probe, host, started)`,
 	},
+	// 5: what a fleet report needs of each snapshot (its setting and
+	// identity facts, grouping identity and audit outcomes), made when the
+	// snapshot is stored by the registered summarizer (snapshotfacts.go);
+	// distinct sets once in fact_sets. Existing snapshots are summarized
+	// by backfillSnapshotFacts in the same step.
+	{
+		`CREATE TABLE fact_sets (
+			id  TEXT PRIMARY KEY,
+			doc TEXT NOT NULL
+		)`,
+		`CREATE TABLE snapshot_facts (
+			snapshot_id TEXT PRIMARY KEY REFERENCES snapshots (id) ON DELETE CASCADE,
+			version     INTEGER NOT NULL,
+			fact_set    TEXT NOT NULL
+		)`,
+	},
 }
 
 // stepHooks[i] runs in migration i's transaction after its statements:
 // what SQL alone cannot do (medians computed as Go computes them).
 var stepHooks = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
 	3: backfillRunMetrics,
+	4: backfillSnapshotFacts,
 }
 
 // SchemaVersion is the database schema this perflab writes.

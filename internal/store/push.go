@@ -188,6 +188,17 @@ type pushLoad struct {
 // rawSnapshot is a stored snapshot row. doc is the source's document,
 // written as it is (not decoded and encoded again); snap is it decoded,
 // which checks its schema and id before anything is written.
+// decoded are the batch's snapshots as values (those that decoded).
+func (b pushLoad) decoded() []*snapshot.Snapshot {
+	var out []*snapshot.Snapshot
+	for _, x := range b.snaps {
+		if x.snap != nil {
+			out = append(out, x.snap)
+		}
+	}
+	return out
+}
+
 type rawSnapshot struct {
 	id, host string
 	takenAt  int64
@@ -291,6 +302,9 @@ func (s *Store) writePushBatch(ctx context.Context, b pushLoad) (int, error) {
 		if err := insertRawSnapshot(ctx, s, tx, x); err != nil {
 			return 0, err
 		}
+	}
+	if err := s.SaveSummaries(ctx, tx, b.decoded()); err != nil {
+		return 0, err
 	}
 	added := 0
 	for _, r := range b.runs {

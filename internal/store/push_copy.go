@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,7 +36,7 @@ func (s *Store) pushCopy(ctx context.Context, b pushLoad) (int, error) {
 	var added int
 	err = conn.Raw(func(dc any) error {
 		var err error
-		added, err = pushCopyPG(ctx, dc.(*stdlib.Conn).Conn(), b)
+		added, err = s.pushCopyPG(ctx, dc.(*stdlib.Conn).Conn(), b)
 		return err
 	})
 	return added, err
@@ -87,7 +89,7 @@ func prefixed(p string, cols []string) string {
 	return strings.Join(out, ", ")
 }
 
-func pushCopyPG(ctx context.Context, c *pgx.Conn, b pushLoad) (int, error) {
+func (s *Store) pushCopyPG(ctx context.Context, c *pgx.Conn, b pushLoad) (int, error) {
 	runRows, sampleRows, medianRows, err := copyRows(b.runs)
 	if err != nil {
 		return 0, err
@@ -126,10 +128,27 @@ func pushCopyPG(ctx context.Context, c *pgx.Conn, b pushLoad) (int, error) {
 		if _, err := tx.Exec(ctx, pushSnapshotsSQL); err != nil {
 			return 0, fmt.Errorf("storing snapshots: %w", err)
 		}
+		// Their fact sets, as every other snapshot writer stores them
+		// (a snapshot another writer stored meanwhile keeps its own).
+		if err := s.SaveSummaries(ctx, pgxExec{tx}, b.decoded()); err != nil {
+			return 0, err
+		}
 	}
 	var added int
 	if err := tx.QueryRow(ctx, pushRunsSQL).Scan(&added); err != nil {
 		return 0, fmt.Errorf("storing runs: %w", err)
 	}
 	return added, tx.Commit(ctx)
+}
+
+// pgxExec runs the store's database/sql-style statements on a pgx
+// transaction.
+type pgxExec struct{ tx pgx.Tx }
+
+func (e pgxExec) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	tag, err := e.tx.Exec(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(tag.RowsAffected()), nil
 }

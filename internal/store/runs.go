@@ -85,9 +85,15 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 		if err != nil {
 			return false, fmt.Errorf("snapshot %s: %w", snap.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
-			snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj)); err != nil {
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+			snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj))
+		if err != nil {
 			return false, fmt.Errorf("saving snapshot %s: %w", snap.ID, err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 1 { // summarized once, not per run naming it
+			if err := s.SaveSummaries(ctx, tx, []*snapshot.Snapshot{snap}); err != nil {
+				return false, err
+			}
 		}
 	}
 	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, label, suite, probe, host, snapshot_id, started, complete, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),

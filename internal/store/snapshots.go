@@ -65,7 +65,20 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap *snapshot.Snapshot) error
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap.ID, err)
 	}
-	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.writeErr(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO snapshots (id, taken_at, host, doc) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		snap.ID, snap.TakenAt.UnixNano(), snap.Host.Hostname, string(sj))
-	return s.writeErr(err)
+	if err != nil {
+		return s.writeErr(err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		if err := s.SaveSummaries(ctx, tx, []*snapshot.Snapshot{snap}); err != nil {
+			return s.writeErr(err)
+		}
+	}
+	return s.writeErr(tx.Commit())
 }
