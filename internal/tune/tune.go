@@ -137,15 +137,25 @@ func (h Host) Apply(ctx context.Context, p Plan, opt ApplyOptions) (applied []En
 		return fmt.Errorf("%w; every knob of this apply was restored", cause)
 	}
 
-	for _, it := range p.Items {
+	// Every knob's value before this apply writes any: one write can move
+	// another knob (enabling THP makes the kernel raise
+	// vm.min_free_kbytes), and the journal must hold what was there before
+	// the apply — read after the first write, the raised value would look
+	// like the target and never be restored.
+	olds := make([]string, len(p.Items))
+	for i, it := range p.Items {
+		v, err := read(fsys, it.Change)
+		if err != nil {
+			return nil, rollback(fmt.Errorf("read %s: %v", it.Change.Target, err))
+		}
+		olds[i] = v
+	}
+	for i, it := range p.Items {
 		if err := ctx.Err(); err != nil {
 			return nil, rollback(fmt.Errorf("interrupted"))
 		}
 		c := it.Change
-		old, err := read(fsys, c)
-		if err != nil {
-			return nil, rollback(fmt.Errorf("read %s: %v", c.Target, err))
-		}
+		old := olds[i]
 		if old == normalize(c, c.Value) {
 			continue
 		}

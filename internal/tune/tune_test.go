@@ -261,3 +261,35 @@ func TestCrashChild(t *testing.T) {
 		}
 	}})
 }
+
+// One write can move another knob: enabling THP makes the kernel raise
+// vm.min_free_kbytes. The journal holds every knob's value from before the
+// apply, not from after an earlier item's write — else the moved knob
+// reads as already at its target, is never journaled, and revert leaves
+// it raised (seen on a 6.18 VM: 19825 before a bisection, 67584 after).
+// Two sysctl files sharing an inode stand in for the kernel's coupling.
+func TestApplyJournalsValuesFromBeforeTheApply(t *testing.T) {
+	fs := fakeRoot(t)
+	if err := os.Link(fs.Path("/proc/sys/vm/swappiness"), fs.Path("/proc/sys/vm/min_free_kbytes")); err != nil {
+		t.Fatal(err)
+	}
+	h := Host{FS: fs}
+	p := Plan{Workload: "bisect", Items: []Item{
+		{Rule: "A", Change: audit.Change{Kind: audit.KindSysctl, Target: "vm.swappiness", Value: "10"}},
+		{Rule: "B", Change: audit.Change{Kind: audit.KindSysctl, Target: "vm.min_free_kbytes", Value: "10"}},
+	}}
+	if _, err := h.Apply(context.Background(), p, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := h.Status()
+	if err != nil || j == nil {
+		t.Fatalf("journal: %v", err)
+	}
+	olds := map[string]string{}
+	for _, e := range j.Entries {
+		olds[e.Change.Target] = e.Old
+	}
+	if olds["vm.swappiness"] != "60" || olds["vm.min_free_kbytes"] != "60" {
+		t.Fatalf("journaled old values %v, want both 60 (their values before the apply)", olds)
+	}
+}
