@@ -254,21 +254,7 @@ func TestInteractionSecondPass(t *testing.T) {
 	ks = append([]Knob{{Name: "net.ipv4.tcp_wmem", Kind: audit.KindSysctl, Target: "net.ipv4.tcp_wmem", Scope: ScopeNetNS, Ladder: []string{"4096 16384 4194304"}}}, ks...)
 	ks[0], ks[2] = ks[2], ks[0] // rmem first, wmem third
 	base["net.ipv4.tcp_wmem"] = "4096 4096 4096"
-	model := func(m string, c Config) float64 {
-		if m != "rps" {
-			return 1
-		}
-		r, w := c["net.ipv4.tcp_rmem"] != "", c["net.ipv4.tcp_wmem"] != ""
-		switch {
-		case r && w:
-			return 48
-		case r:
-			return 0.5
-		case w:
-			return 4
-		}
-		return 1
-	}
+	model := buffersModel(48, 0.5, 4)
 	for i := range 20 {
 		sim := newSim(uint64(3000+i), nil)
 		sim.Model = model
@@ -340,21 +326,7 @@ func TestGroupTriedTogether(t *testing.T) {
 		}
 	}
 	base["net.ipv4.tcp_wmem"] = "4096 4096 4096"
-	model := func(m string, c Config) float64 {
-		if m != "rps" {
-			return 1
-		}
-		r, w := c["net.ipv4.tcp_rmem"] != "", c["net.ipv4.tcp_wmem"] != ""
-		switch {
-		case r && w:
-			return 14
-		case r:
-			return 0.05
-		case w:
-			return 0.78
-		}
-		return 1
-	}
+	model := buffersModel(14, 0.05, 0.78)
 	for i := range 20 {
 		sim := newSim(uint64(4000+i), nil)
 		sim.Model = model
@@ -388,5 +360,25 @@ func TestGroupTriedTogether(t *testing.T) {
 	}
 	if res.Confirmed {
 		t.Fatalf("coordinate ascent alone found the joint gain: %v", res.WinnerConfig())
+	}
+}
+
+// buffersModel is a simulated target's rps multiplier with tcp_rmem and
+// tcp_wmem raised together (both), rmem alone and wmem alone.
+func buffersModel(both, rmem, wmem float64) func(string, Config) float64 {
+	return func(m string, c Config) float64 {
+		if m != "rps" {
+			return 1
+		}
+		r, w := c["net.ipv4.tcp_rmem"] != "", c["net.ipv4.tcp_wmem"] != ""
+		switch {
+		case r && w:
+			return both
+		case r:
+			return rmem
+		case w:
+			return wmem
+		}
+		return 1
 	}
 }
