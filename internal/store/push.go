@@ -128,20 +128,25 @@ func planPush(ctx context.Context, dst, src *Store, ids []string) (*pushPlan, er
 
 // snapshotIDs lists every snapshot id.
 func (s *Store) snapshotIDs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM snapshots`)
+	return s.strings(ctx, `SELECT id FROM snapshots`)
+}
+
+// strings runs a query of one text column and returns its values.
+func (s *Store) strings(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []string
+	var out []string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		out = append(out, v)
 	}
-	return ids, rows.Err()
+	return out, rows.Err()
 }
 
 // readLoad is one batch as the reader hands it over: how many ids it
@@ -411,18 +416,5 @@ func (s *Store) runsByID(ctx context.Context, ids []string) ([]*run.Run, error) 
 
 // runIDs lists every run id, oldest first.
 func (s *Store) runIDs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs ORDER BY started, `+s.d.byteOrder("id"))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return s.strings(ctx, `SELECT id FROM runs ORDER BY started, `+s.d.byteOrder("id"))
 }
