@@ -187,13 +187,34 @@ func (b *Builder) AddMedian(probe, metric, params, unit string, better run.Bette
 	if math.IsNaN(med) || math.IsInf(med, 0) {
 		return
 	}
+	a := b.acc(probe, metric, params, unit, better)
+	a.medians[host] = append(a.medians[host], med)
+}
+
+// AddMedians adds several runs' medians of one metric on host, as
+// AddMedian once each (their order does not matter: a host's value and
+// noise are of the sorted list).
+func (b *Builder) AddMedians(probe, metric, params, unit string, better run.Better, host string, meds []float64) {
+	var a *metricAcc
+	for _, med := range meds {
+		if math.IsNaN(med) || math.IsInf(med, 0) {
+			continue
+		}
+		if a == nil {
+			a = b.acc(probe, metric, params, unit, better)
+		}
+		a.medians[host] = append(a.medians[host], med)
+	}
+}
+
+func (b *Builder) acc(probe, metric, params, unit string, better run.Better) *metricAcc {
 	k := key{probe, metric, params}
 	a := b.metrics[k]
 	if a == nil {
 		a = &metricAcc{m: Metric{Probe: probe, Metric: metric, Params: params, Unit: unit, Better: better}, medians: map[string][]float64{}}
 		b.metrics[k] = a
 	}
-	a.medians[host] = append(a.medians[host], med)
+	return a
 }
 
 // Report finishes the report.

@@ -33,9 +33,15 @@ func generatedStore(t *testing.T, hosts, runs int) (string, Input) {
 	return dsn, in
 }
 
+// execSQL runs q on the store at dsn (SQLite or PostgreSQL) behind the
+// store's back.
 func execSQL(t *testing.T, dsn, q string) int64 {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn)
+	driver := "sqlite"
+	if strings.HasPrefix(dsn, "postgres") {
+		driver = "pgx"
+	}
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

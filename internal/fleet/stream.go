@@ -15,8 +15,9 @@ import (
 // FromStore makes the report of the runs in s matching f without holding
 // them: hosts and their latest snapshots' ids come from one aggregate
 // query, each snapshot is parsed and reduced to its Facts by a pool of
-// workers and dropped, and each run's medians are read from the store's
-// per-run medians (run_metrics) rather than from its samples. On a store
+// workers and dropped, and the runs' medians are read from the store's
+// per-host lists of them (host_medians) or, for a selection of runs, its
+// per-run medians (run_metrics), rather than from their samples. On a store
 // too old to have them (read-only, schema before 4) the runs are loaded
 // as Build would. The report equals Build's over the same runs and
 // snapshots (TestFromStoreEqualsBuild). Every read is of one consistent
@@ -41,10 +42,7 @@ func FromStore(ctx context.Context, s *store.Store, f store.FleetFilter, w *audi
 	for _, h := range hosts {
 		b.AddHost(Host{Name: h.Name, Runs: h.Runs, Latest: h.Latest, SnapshotID: h.SnapshotID}, facts[h.SnapshotID])
 	}
-	err = v.FleetMedians(ctx, f, func(m store.MetricRow) error {
-		b.AddMedian(m.Probe, m.Metric, m.Params, m.Unit, m.Better, m.Host, m.Median)
-		return nil
-	})
+	err = addMedians(ctx, v, f, b)
 	if errors.Is(err, store.ErrNoMedians) {
 		v.Close() // SQLite has one connection, which the view holds
 		err = addRuns(ctx, s, f, b)
@@ -53,6 +51,30 @@ func FromStore(ctx context.Context, s *store.Store, f store.FleetFilter, w *audi
 		return nil, err
 	}
 	return b.Report(), nil
+}
+
+// addMedians adds the runs' medians: for a report of all runs on a store
+// that keeps them per host (schema 6), a row per host and metric
+// (host_medians); for a selection of runs (--label, --since) or an older
+// store opened read-only, a row per run and metric (run_metrics). Both
+// hold the same values (TestFromStoreEqualsBuild, TestHostMediansMatchRunMetrics).
+func addMedians(ctx context.Context, v *store.FleetView, f store.FleetFilter, b *Builder) error {
+	if f.Label == "" && f.Since.IsZero() {
+		ok, err := v.HasHostMedians(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return v.FleetHostMedians(ctx, func(h *store.HostMedians) error {
+				b.AddMedians(h.Probe, h.Metric, h.Params, h.Unit, h.Better, h.Host, h.Medians)
+				return nil
+			})
+		}
+	}
+	return v.FleetMedians(ctx, f, func(m store.MetricRow) error {
+		b.AddMedian(m.Probe, m.Metric, m.Params, m.Unit, m.Better, m.Host, m.Median)
+		return nil
+	})
 }
 
 // addRuns is the medians of a store without run_metrics, from its runs.

@@ -58,8 +58,9 @@ func writerSources(t *testing.T, n int) []string {
 
 // checkConcurrentPush: 100 writers, each its own store handle as separate
 // processes would be, push at once into dst; none fails, every run is
-// stored exactly once with all its samples and medians, and the runs the
-// writers say they added sum to the runs stored (each added by one).
+// stored exactly once with all its samples and medians (and in its host's
+// list of medians), and the runs the writers say they added sum to the
+// runs stored (each added by one).
 func checkConcurrentPush(t *testing.T, dst string) {
 	const writers, sources = 100, 20
 	srcs := writerSources(t, sources)
@@ -130,6 +131,9 @@ func checkConcurrentPush(t *testing.T, dst string) {
 			t.Errorf("%s: %d rows of %d runs, want %d of %d", table, n, distinct, want*per, want)
 		}
 	}
+	// Every writer appended its runs' medians to the hosts' lists, the
+	// 100 writers of the shared host at once: none lost or doubled.
+	checkHostMedians(t, s)
 }
 
 func TestConcurrentPushSQLite(t *testing.T) {

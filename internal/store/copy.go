@@ -37,7 +37,7 @@ func (s *Store) CopyRuns(ctx context.Context, runs []*run.Run, snaps []*snapshot
 	defer conn.Close()
 	sets := summarize(snaps) // before the transaction: it is CPU, not I/O
 	return s.writeErr(conn.Raw(func(dc any) error {
-		return copyPG(ctx, dc.(*stdlib.Conn).Conn(), runs, snaps, sets)
+		return s.copyPG(ctx, dc.(*stdlib.Conn).Conn(), runs, snaps, sets)
 	}))
 }
 
@@ -72,7 +72,7 @@ func (s *Store) copySQLite(ctx context.Context, runs []*run.Run, snaps []*snapsh
 	return tx.Commit()
 }
 
-func copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot.Snapshot, sets []factSet) error {
+func (s *Store) copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot.Snapshot, sets []factSet) error {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return err
@@ -100,6 +100,13 @@ func copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps []*snapshot
 		return err
 	}
 	if err := copyTable(ctx, tx, "run_metrics", metricCols, medianRows); err != nil {
+		return err
+	}
+	var ms []MetricRow
+	for _, r := range runs {
+		ms = append(ms, MetricRows(r)...)
+	}
+	if err := s.appendHostMedians(ctx, pgxExec{tx}, ms); err != nil {
 		return err
 	}
 	if err := copyFactSets(ctx, tx, sets); err != nil {

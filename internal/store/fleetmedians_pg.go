@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -110,4 +112,60 @@ func (v *FleetView) pgLatestSnapshots(ctx context.Context, f FleetFilter, hosts 
 		}
 	}
 	return rows.Err()
+}
+
+// pgHostMedians is FleetHostMedians on PostgreSQL through pgx on the
+// view's connection, the text columns interned as pgMedians does.
+func (v *FleetView) pgHostMedians(ctx context.Context, q string, fn func(*HostMedians) error) error {
+	return v.conn.Raw(func(dc any) error {
+		c := dc.(*stdlib.Conn).Conn()
+		rows, err := c.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		fd := rows.FieldDescriptions()
+		if len(fd) != 7 {
+			return fmt.Errorf("host_medians: %d columns, want 7", len(fd))
+		}
+		binaryMedians := fd[6].Format == 1
+		seen := map[string]string{}
+		intern := func(b []byte) string {
+			s, ok := seen[string(b)]
+			if !ok {
+				s = string(b)
+				seen[s] = s
+			}
+			return s
+		}
+		var h HostMedians
+		var buf []byte
+		for rows.Next() {
+			raw := rows.RawValues()
+			if len(raw) != 7 {
+				return fmt.Errorf("host_medians: %d columns, want 7", len(raw))
+			}
+			h.Host, h.Probe, h.Metric, h.Params, h.Unit = intern(raw[0]), intern(raw[1]), intern(raw[2]), intern(raw[3]), intern(raw[4])
+			h.Better = run.Better(intern(raw[5]))
+			b := raw[6]
+			if !binaryMedians { // text format: \x and hex digits
+				hx, ok := bytes.CutPrefix(b, []byte(`\x`))
+				if !ok {
+					return fmt.Errorf("host_medians.medians: not bytea text")
+				}
+				buf = buf[:0]
+				if buf, err = hex.AppendDecode(buf, hx); err != nil {
+					return fmt.Errorf("host_medians.medians: %w", err)
+				}
+				b = buf
+			}
+			if h.Medians, err = decodeMedians(h.Medians[:0], b); err != nil {
+				return err
+			}
+			if err := fn(&h); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
 }

@@ -99,6 +99,24 @@ var migrations = [][]string{
 			fact_set    TEXT NOT NULL
 		)`,
 	},
+	// 6: per host and metric, the medians of the host's usable runs
+	// (hostmedians.go), written with each run, so a fleet report of all
+	// runs reads a row per host and metric instead of one per run and
+	// metric. Filled from run_metrics by backfillHostMedians in the same
+	// step. BYTEA is a BLOB to SQLite (any type name is accepted; a blob is
+	// stored as it is).
+	{
+		`CREATE TABLE host_medians (
+			host    TEXT NOT NULL,
+			probe   TEXT NOT NULL,
+			metric  TEXT NOT NULL,
+			params  TEXT NOT NULL,
+			unit    TEXT NOT NULL,
+			better  TEXT NOT NULL,
+			medians BYTEA NOT NULL,
+			PRIMARY KEY (host, probe, metric, params, unit, better)
+		)`,
+	},
 }
 
 // stepHooks[i] runs in migration i's transaction after its statements:
@@ -106,6 +124,7 @@ var migrations = [][]string{
 var stepHooks = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
 	3: backfillRunMetrics,
 	4: backfillSnapshotFacts,
+	5: backfillHostMedians,
 }
 
 // SchemaVersion is the database schema this perflab writes.

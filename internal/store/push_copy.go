@@ -63,8 +63,9 @@ SELECT id, taken_at, host, doc FROM push_snapshots ORDER BY id COLLATE "C"
 ON CONFLICT (id) DO NOTHING`
 
 // pushRunsSQL stores the staged runs not yet stored and, in the same
-// statement, the samples and medians of exactly those runs; it returns
-// how many runs it stored.
+// statement, the samples and medians of exactly those runs, and appends
+// those medians to their hosts' lists (host_medians, in key order as
+// appendHostMedians locks them); it returns how many runs it stored.
 var pushRunsSQL = `WITH added AS (
 	INSERT INTO runs (` + strings.Join(runCols, ", ") + `)
 	SELECT ` + strings.Join(runCols, ", ") + ` FROM push_runs ORDER BY id COLLATE "C"
@@ -78,6 +79,13 @@ var pushRunsSQL = `WITH added AS (
 	INSERT INTO run_metrics (` + strings.Join(metricCols, ", ") + `)
 	SELECT ` + prefixed("p.", metricCols) + ` FROM push_metrics p JOIN added a ON a.id = p.run_id
 	ORDER BY p.run_id COLLATE "C", p.metric COLLATE "C"
+	RETURNING host, probe, metric, params, unit, better, median
+), hosts_added AS (
+	INSERT INTO host_medians (` + strings.Join(hostMedianCols, ", ") + `)
+	SELECT host, probe, metric, params, unit, better, string_agg(float8send(median), ''::bytea)
+	FROM metrics_added GROUP BY host, probe, metric, params, unit, better
+	ORDER BY host COLLATE "C", probe COLLATE "C", metric COLLATE "C", params COLLATE "C", unit COLLATE "C", better COLLATE "C"
+	ON CONFLICT (host, probe, metric, params, unit, better) DO UPDATE SET medians = host_medians.medians || excluded.medians
 )
 SELECT count(*) FROM added`
 

@@ -117,6 +117,10 @@ func TestPushSameOnBothBackends(t *testing.T) {
 		if got := dumpTables(t, dst); got != want {
 			t.Errorf("%s holds other rows than the source after the push:\n%s", dst.Path, firstDiff(got, want))
 		}
+		checkHostMedians(t, dst)
+		if got, want := medianLists(t, dst, true), medianLists(t, src, true); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: host medians differ from the source's after the push", dst.Path)
+		}
 		res, err = Push(ctx, dst, src, nil)
 		if err != nil || res.Added != 0 {
 			t.Errorf("%s: pushing again: %+v %v", dst.Path, res, err)

@@ -107,7 +107,11 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 	if err := s.insertSamples(ctx, tx, r); err != nil {
 		return false, err
 	}
-	if err := s.insertMetricRows(ctx, tx, MetricRows(r)); err != nil {
+	ms := MetricRows(r)
+	if err := s.insertMetricRows(ctx, tx, ms); err != nil {
+		return false, err
+	}
+	if err := s.appendHostMedians(ctx, tx, ms); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -282,6 +286,9 @@ func (s *Store) delete(ctx context.Context, id string) error {
 	defer tx.Rollback()
 	var snap string
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT snapshot_id FROM runs WHERE id = ?`), full).Scan(&snap); err != nil {
+		return err
+	}
+	if err := s.removeHostMedians(ctx, tx, full); err != nil {
 		return err
 	}
 	for _, table := range []string{"samples", "run_metrics"} {
