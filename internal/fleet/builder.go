@@ -2,7 +2,11 @@ package fleet
 
 import (
 	"math"
+	"runtime"
+	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/compare"
@@ -211,7 +215,8 @@ func (b *Builder) acc(probe, metric, params, unit string, better run.Better) *me
 	k := key{probe, metric, params}
 	a := b.metrics[k]
 	if a == nil {
-		a = &metricAcc{m: Metric{Probe: probe, Metric: metric, Params: params, Unit: unit, Better: better}, medians: map[string][]float64{}}
+		// Sized for every host added so far: FromStore adds the hosts first.
+		a = &metricAcc{m: Metric{Probe: probe, Metric: metric, Params: params, Unit: unit, Better: better}, medians: make(map[string][]float64, len(b.hosts))}
 		b.metrics[k] = a
 	}
 	return a
@@ -227,19 +232,13 @@ func (b *Builder) Report() *Report {
 		rep.Groups = []Group{}
 	}
 	facts := factTable(b.hosts, rep.Groups, rep.Settings)
+	accs := make([]*metricAcc, 0, len(b.metrics))
 	for _, a := range b.metrics {
-		m := a.m
-		for h, meds := range a.medians {
-			hv := HostValue{Host: h, Value: stats.Median(meds), Runs: len(meds)}
-			if len(meds) >= 2 {
-				hv.Noise = MADScale * mad(meds)
-			}
-			m.Hosts = append(m.Hosts, hv)
-		}
-		sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
-		outliers(&m, facts)
-		rep.Metrics = append(rep.Metrics, m)
+		accs = append(accs, a)
 	}
+	ms := make([]Metric, len(accs))
+	eachOnCPUs(len(accs), func(i int) { ms[i] = accs[i].metric(facts) })
+	rep.Metrics = append(rep.Metrics, ms...)
 	sort.Slice(rep.Metrics, func(i, j int) bool {
 		a, b := rep.Metrics[i], rep.Metrics[j]
 		if a.Probe != b.Probe {
@@ -254,6 +253,51 @@ func (b *Builder) Report() *Report {
 		rep.Audit = b.finishAudit()
 	}
 	return rep
+}
+
+// metric is a's metric: each host's value and noise, the fleet's median
+// and spread, and the outliers with their separating facts (read only).
+func (a *metricAcc) metric(facts []fact) Metric {
+	m := a.m
+	m.Hosts = make([]HostValue, 0, len(a.medians))
+	var dev []float64
+	for h, meds := range a.medians {
+		// meds are finite (AddMedian) and this report's own: sorted in
+		// place, then Median's and mad's values without their copies.
+		slices.Sort(meds)
+		hv := HostValue{Host: h, Value: stats.MedianSorted(meds), Runs: len(meds)}
+		if len(meds) >= 2 {
+			dev = dev[:0]
+			for _, x := range meds {
+				if d := math.Abs(x - hv.Value); !math.IsInf(d, 0) {
+					dev = append(dev, d)
+				}
+			}
+			slices.Sort(dev)
+			hv.Noise = MADScale * stats.MedianSorted(dev)
+		}
+		m.Hosts = append(m.Hosts, hv)
+	}
+	sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
+	outliers(&m, facts)
+	return m
+}
+
+// eachOnCPUs calls fn(0) … fn(n-1) on every CPU; the calls must be
+// independent (each metric of a report is).
+func eachOnCPUs(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // settings are the setting and identity facts that differ between the

@@ -59,6 +59,15 @@ func Median(xs []float64) float64 {
 	return medianSorted(s)
 }
 
+// MedianSorted is Median of s, which must be sorted and finite; it
+// allocates nothing (for callers that own many small lists).
+func MedianSorted(s []float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	return medianSorted(s)
+}
+
 func medianSorted(s []float64) float64 {
 	n := len(s)
 	if n%2 == 1 {
