@@ -209,3 +209,42 @@ func TestWithoutMedians(t *testing.T) {
 		t.Error("12 bytes decoded without an error")
 	}
 }
+
+// FuzzHostMediansCodec: any stored bytes decode to a list that encodes
+// back to them (or are refused when not whole doubles), and taking values
+// out removes exactly one occurrence of each that is there.
+func FuzzHostMediansCodec(f *testing.F) {
+	f.Add(encodeMedians(nil, awkward...), encodeMedians(nil, awkward[0]))
+	f.Add([]byte("0123456789abcdef"), []byte("01234567"))
+	f.Add([]byte("short"), []byte{})
+	f.Fuzz(func(t *testing.T, stored, gone []byte) {
+		vs, err := decodeMedians(nil, stored)
+		if len(stored)%8 != 0 {
+			if err == nil {
+				t.Fatalf("%d bytes decoded without an error", len(stored))
+			}
+			return
+		}
+		if err != nil || string(encodeMedians(nil, vs...)) != string(stored) {
+			t.Fatalf("%x: decoded %v (%v) does not encode back", stored, vs, err)
+		}
+		left := withoutMedians(stored, gone)
+		if len(left)%8 != 0 || len(left) > len(stored) {
+			t.Fatalf("withoutMedians(%x, %x) = %x", stored, gone, left)
+		}
+		count := func(b []byte) map[string]int {
+			m := map[string]int{}
+			for i := 0; i+8 <= len(b); i += 8 {
+				m[string(b[i:i+8])]++
+			}
+			return m
+		}
+		before, after, out := count(stored), count(left), count(gone)
+		for v, n := range before {
+			want := max(n-out[v], 0)
+			if after[v] != want {
+				t.Fatalf("value %x: %d left of %d after taking %d out", v, after[v], n, out[v])
+			}
+		}
+	})
+}
