@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/perflab/perflab/internal/flame/folded"
@@ -48,57 +47,21 @@ func fold(r io.Reader, opt Options, block int) (*Result, error) {
 	}
 	defer holdGC()()
 	main := newFolder(opt)
-	var lists [][]folded.Stack
 	var err error
 	if opt.Threads <= 1 {
 		err = streamSerial(r, main)
 	} else {
 		var workers []*folder
-		workers, lists, err = streamParallel(r, main, opt.Threads, block)
+		workers, err = streamParallel(r, main, opt.Threads, block)
 		for _, w := range workers {
 			main.mergeStats(w)
+			main.absorb(w)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	lists = append(lists, main.stacks())
-	return main.result(mergeSorted(lists)), nil
-}
-
-// mergeSorted merges sorted lists of stacks into one, summing the counts
-// of stacks present in several.
-func mergeSorted(lists [][]folded.Stack) []folded.Stack {
-	var out []folded.Stack
-	for _, l := range lists {
-		if len(l) == 0 {
-			continue
-		}
-		if out == nil {
-			out = l
-			continue
-		}
-		m := make([]folded.Stack, 0, len(out)+len(l))
-		i, j := 0, 0
-		for i < len(out) && j < len(l) {
-			switch c := strings.Compare(out[i].Frames, l[j].Frames); {
-			case c < 0:
-				m = append(m, out[i])
-				i++
-			case c > 0:
-				m = append(m, l[j])
-				j++
-			default:
-				s := out[i]
-				s.Count += l[j].Count
-				m = append(m, s)
-				i, j = i+1, j+1
-			}
-		}
-		m = append(m, out[i:]...)
-		out = append(m, l[j:]...)
-	}
-	return out
+	return main.result(main.stacks()), nil
 }
 
 func (f *folder) mergeStats(w *folder) {
@@ -170,17 +133,17 @@ func streamSerial(r io.Reader, f *folder) error {
 // worker goroutines, each reading its own next block under a lock, so
 // there is no reader goroutine to hand blocks over. The start of the
 // input, until the event type to fold is known, is folded serially.
-func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [][]folded.Stack, error) {
+func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, error) {
 	src := &source{r: r, block: block}
 	buf := make([]byte, block)
 	for !main.filterSet {
 		data, err := src.fill(&buf)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if len(data) == 0 {
 			main.finish()
-			return nil, nil, nil
+			return nil, nil
 		}
 		i := bytes.Index(data, blankLine)
 		if i < 0 || src.eof {
@@ -202,11 +165,10 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [
 	if !main.clean {
 		// finish the current sample serially before cutting blocks
 		if err := src.serialUntilBlank(main, &buf); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	workers := make([]*folder, threads)
-	lists := make([][]folded.Stack, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -231,14 +193,13 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [
 					w.finish()
 				}
 				if !more {
-					lists[i] = w.stacks() // each worker renders and sorts its own
 					return
 				}
 			}
 		}(i)
 	}
 	wg.Wait()
-	return workers, lists, errors.Join(errs...)
+	return workers, errors.Join(errs...)
 }
 
 var blankLine = []byte("\n\n")
