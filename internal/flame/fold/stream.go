@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/perflab/perflab/internal/flame/folded"
@@ -34,29 +36,53 @@ type Result struct {
 // a few blocks per thread whatever the input size.
 const blockSize = 2 << 20
 
-// Fold reads `perf script` output from r and folds it.
+// Fold reads `perf script` output from r and folds it. A regular file
+// is mapped into memory rather than read (see mapFile).
 func Fold(r io.Reader, opt Options) (*Result, error) {
+	if f, ok := r.(*os.File); ok {
+		if data, unmap, ok := mapFile(f); ok {
+			defer unmap()
+			return foldSource(&source{mem: data, eof: len(data) == 0, block: blockSize}, opt)
+		}
+	}
 	return fold(r, opt, blockSize)
 }
 
 // fold is Fold with the block size as a parameter, so tests can cut tiny
 // inputs into many blocks.
 func fold(r io.Reader, opt Options, block int) (*Result, error) {
+	return foldSource(&source{r: r, block: block}, opt)
+}
+
+// foldMem folds input held in memory, as Fold does a mapped file.
+func foldMem(data []byte, opt Options, block int) (*Result, error) {
+	if data == nil {
+		data = []byte{}
+	}
+	return foldSource(&source{mem: data, eof: len(data) == 0, block: block}, opt)
+}
+
+func foldSource(src *source, opt Options) (res *Result, err error) {
 	if opt.TID {
 		opt.PID = true
 	}
 	defer holdGC()()
 	main := newFolder(opt)
-	var err error
-	if opt.Threads <= 1 {
-		err = streamSerial(r, main)
-	} else {
+	switch {
+	case opt.Threads > 1:
 		var workers []*folder
-		workers, err = streamParallel(r, main, opt.Threads, block)
+		workers, err = streamParallel(src, main, opt.Threads)
 		for _, w := range workers {
 			main.mergeStats(w)
 			main.absorb(w)
 		}
+	case src.mem != nil:
+		err = guardFaults(func() {
+			main.feed(src.mem)
+			main.finish()
+		})
+	default:
+		err = streamSerial(src.r, main)
 	}
 	if err != nil {
 		return nil, err
@@ -133,9 +159,14 @@ func streamSerial(r io.Reader, f *folder) error {
 // worker goroutines, each reading its own next block under a lock, so
 // there is no reader goroutine to hand blocks over. The start of the
 // input, until the event type to fold is known, is folded serially.
-func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, error) {
-	src := &source{r: r, block: block}
-	buf := make([]byte, block)
+func streamParallel(src *source, main *folder, threads int) (workers []*folder, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverFault(&err)
+	block := src.block
+	var buf []byte
+	if src.mem == nil {
+		buf = make([]byte, block)
+	}
 	for !main.filterSet {
 		data, err := src.fill(&buf)
 		if err != nil {
@@ -168,7 +199,7 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, e
 			return nil, err
 		}
 	}
-	workers := make([]*folder, threads)
+	workers = make([]*folder, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -177,8 +208,10 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, e
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			defer recoverFault(&errs[i])
 			b := buf
-			if i > 0 {
+			if i > 0 && src.mem == nil {
 				b = make([]byte, block)
 			}
 			for {
@@ -204,18 +237,29 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, e
 
 var blankLine = []byte("\n\n")
 
-// source hands out blocks of the input that end at a blank line.
+// source hands out blocks of the input that end at a blank line: read
+// from r into the worker's buffer, or sliced from mem, the whole input in
+// memory, with no copy.
 type source struct {
 	mu    sync.Mutex
 	r     io.Reader
+	mem   []byte
+	pos   int // mem[:pos] has been handed out
 	block int
 	carry []byte // unfolded tail of the last block
 	eof   bool
 }
 
 // fill returns the carried tail followed by up to a block of new input,
-// in *buf (grown when the tail alone fills it).
+// in *buf (grown when the tail alone fills it), or in mem.
 func (s *source) fill(buf *[]byte) ([]byte, error) {
+	if s.mem != nil {
+		// The carried tail is the end of the last block: mem[pos-len(carry):pos].
+		start := s.pos - len(s.carry)
+		s.pos = min(s.pos+s.block, len(s.mem))
+		s.carry, s.eof = nil, s.pos == len(s.mem)
+		return s.mem[start:s.pos], nil
+	}
 	b := *buf
 	if len(b) < len(s.carry)+s.block/2 {
 		b = make([]byte, len(s.carry)+s.block)
@@ -233,8 +277,14 @@ func (s *source) fill(buf *[]byte) ([]byte, error) {
 	return b[:n+m], err
 }
 
-// keep carries rest over to the next fill.
-func (s *source) keep(rest []byte) { s.carry = append(s.carry[:0], rest...) }
+// keep carries rest, the end of the last block, over to the next fill.
+func (s *source) keep(rest []byte) {
+	if s.mem != nil {
+		s.carry = rest
+		return
+	}
+	s.carry = append(s.carry[:0], rest...)
+}
 
 // take returns the next block to fold (more is false at the end). When a
 // whole block holds no blank line it cannot be cut, so w folds it here,
