@@ -39,15 +39,15 @@ func (f *folder) absorb(w *folder) {
 	}
 }
 
-// count adds n samples to the stack whose key is k.
-func (f *folder) count(k []byte, n uint64) {
+// count adds n samples to the stack whose key is k and returns its number.
+func (f *folder) count(k []byte, n uint64) uint32 {
 	h := f.stackSet.hash(k)
 	if i, ok := f.stackSet.find(k, h); ok {
 		f.counts[i] += n
-		return
+		return i
 	}
-	f.stackSet.add(k, h)
 	f.counts = append(f.counts, n)
+	return f.stackSet.add(k, h)
 }
 
 // stackEntry is a unique stack being sorted: its ids root first (the root
