@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/flame/folded"
 )
@@ -63,10 +64,10 @@ type stackEntry struct {
 // differ only in what cleaning removes, such as offsets) summed.
 //
 // The texts are built into one string (one allocation, each stack a
-// substring of it). Sorting compares ids first: two stacks share their
+// substring of it). With parallel, two goroutines sort. Sorting compares ids first: two stacks share their
 // text up to the first component whose id differs, so the byte
 // comparison starts there instead of at the stacks' long common root.
-func (f *folder) stacks() []folded.Stack {
+func (f *folder) stacks(parallel bool) []folded.Stack {
 	n := len(f.counts)
 	if n == 0 {
 		return nil
@@ -116,16 +117,47 @@ func (f *folder) stacks() []folded.Stack {
 	for i, p := range f.pnameOf {
 		pnLen[i] = len(p)
 	}
-	slices.SortFunc(entries, func(a, b stackEntry) int {
-		return f.compareStacks(&a, &b, pnLen, segLen)
-	})
+	cmp := func(a, b stackEntry) int { return f.compareStacks(&a, &b, pnLen, segLen) }
 	out := make([]folded.Stack, 0, n)
-	for _, e := range entries {
+	add := func(e stackEntry) {
 		if m := len(out); m > 0 && out[m-1].Frames == e.text {
 			out[m-1].Count += e.count
-			continue
+			return
 		}
 		out = append(out, folded.Stack{Frames: e.text, Count: e.count})
+	}
+	if !parallel {
+		slices.SortFunc(entries, cmp)
+		for _, e := range entries {
+			add(e)
+		}
+		return out
+	}
+	// Two halves sorted at once on the two cores the workers used, then
+	// merged: the sort is most of this serial tail of a parallel fold.
+	lo, hi := entries[:n/2], entries[n/2:]
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(lo, cmp)
+	}()
+	slices.SortFunc(hi, cmp)
+	wg.Wait()
+	for len(lo) > 0 && len(hi) > 0 {
+		if cmp(lo[0], hi[0]) <= 0 {
+			add(lo[0])
+			lo = lo[1:]
+		} else {
+			add(hi[0])
+			hi = hi[1:]
+		}
+	}
+	for _, e := range lo {
+		add(e)
+	}
+	for _, e := range hi {
+		add(e)
 	}
 	return out
 }

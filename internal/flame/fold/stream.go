@@ -87,7 +87,7 @@ func foldSource(src *source, opt Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return main.result(main.stacks()), nil
+	return main.result(main.stacks(opt.Threads > 1)), nil
 }
 
 func (f *folder) mergeStats(w *folder) {
