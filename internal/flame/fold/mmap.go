@@ -57,3 +57,19 @@ func recoverFault(err *error) {
 	}
 	panic(r)
 }
+
+// releasePages drops the whole pages of b, a part of the mapping mem,
+// from this process's resident set (madvise MADV_DONTNEED). Only for a
+// file mapping: on anonymous memory the same call would zero the pages.
+func releasePages(mem, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	page := os.Getpagesize()
+	off := cap(mem) - cap(b) // b's offset in mem
+	lo := (off + page - 1) / page * page
+	hi := (off + len(b)) / page * page
+	if hi > lo {
+		_ = syscall.Madvise(mem[lo:hi], syscall.MADV_DONTNEED)
+	}
+}

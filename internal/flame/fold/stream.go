@@ -42,7 +42,7 @@ func Fold(r io.Reader, opt Options) (*Result, error) {
 	if f, ok := r.(*os.File); ok {
 		if data, unmap, ok := mapFile(f); ok {
 			defer unmap()
-			return foldSource(&source{mem: data, eof: len(data) == 0, block: blockSize}, opt)
+			return foldSource(&source{mem: data, mapped: true, eof: len(data) == 0, block: blockSize}, opt)
 		}
 	}
 	return fold(r, opt, blockSize)
@@ -78,7 +78,17 @@ func foldSource(src *source, opt Options) (res *Result, err error) {
 		}
 	case src.mem != nil:
 		err = guardFaults(func() {
-			main.feed(src.mem)
+			data := src.mem
+			for len(data) > src.block {
+				cut := bytes.LastIndexByte(data[:src.block], '\n') + 1
+				if cut == 0 {
+					break // a line longer than a block: fold the rest at once
+				}
+				main.feed(data[:cut])
+				src.release(data[:cut])
+				data = data[cut:]
+			}
+			main.feed(data)
 			main.finish()
 		})
 	default:
@@ -224,6 +234,7 @@ func streamParallel(src *source, main *folder, threads int) (workers []*folder, 
 					w.reset()
 					w.feed(data)
 					w.finish()
+					src.release(data)
 				}
 				if !more {
 					return
@@ -241,13 +252,14 @@ var blankLine = []byte("\n\n")
 // from r into the worker's buffer, or sliced from mem, the whole input in
 // memory, with no copy.
 type source struct {
-	mu    sync.Mutex
-	r     io.Reader
-	mem   []byte
-	pos   int // mem[:pos] has been handed out
-	block int
-	carry []byte // unfolded tail of the last block
-	eof   bool
+	mu     sync.Mutex
+	r      io.Reader
+	mem    []byte
+	mapped bool // mem is a file mapping (release may drop its pages)
+	pos    int  // mem[:pos] has been handed out
+	block  int
+	carry  []byte // unfolded tail of the last block
+	eof    bool
 }
 
 // fill returns the carried tail followed by up to a block of new input,
@@ -275,6 +287,16 @@ func (s *source) fill(buf *[]byte) ([]byte, error) {
 		s.eof, err = true, nil
 	}
 	return b[:n+m], err
+}
+
+// release tells the kernel that a folded block of a mapped input is not
+// needed any more, so the mapping's resident size stays a few blocks
+// rather than growing to the file's (the page cache keeps the file; a
+// page touched again is mapped again, with the same bytes).
+func (s *source) release(b []byte) {
+	if s.mapped {
+		releasePages(s.mem, b)
+	}
 }
 
 // keep carries rest, the end of the last block, over to the next fill.
