@@ -3,10 +3,6 @@ package fold
 import (
 	"bytes"
 	"encoding/binary"
-	"slices"
-	"strings"
-
-	"github.com/perflab/perflab/internal/flame/folded"
 )
 
 // folder is the per-line state machine of the reference folder, on bytes.
@@ -169,11 +165,11 @@ const dropped = ^uint32(0)
 // uncached path.
 func (f *folder) lineKey(raw []byte) (off int, ok bool) {
 	i := 0
-	for i < len(raw) && (raw[i] == '\t' || raw[i] == ' ') {
+	for i < len(raw) && byteClass[raw[i]] == classBlank {
 		i++
 	}
 	j := i
-	for j < len(raw) && isHex(raw[j]) {
+	for j < len(raw) && byteClass[raw[j]] == classHex {
 		j++
 	}
 	if j == i || j == len(raw) || raw[j] != ' ' {
@@ -184,6 +180,16 @@ func (f *folder) lineKey(raw []byte) (off int, ok bool) {
 	}
 	return j + 1, true
 }
+
+// byteClass classifies the bytes lineKey scans: one table load a byte
+// instead of a chain of comparisons (static data: no initialiser).
+var byteClass = [256]uint8{'\t': classBlank, ' ': classBlank,
+	'0': classHex, '1': classHex, '2': classHex, '3': classHex, '4': classHex, '5': classHex, '6': classHex, '7': classHex, '8': classHex, '9': classHex, 'a': classHex, 'b': classHex, 'c': classHex, 'd': classHex, 'e': classHex, 'f': classHex, 'A': classHex, 'B': classHex, 'C': classHex, 'D': classHex, 'E': classHex, 'F': classHex}
+
+const (
+	classBlank = 1
+	classHex   = 2
+)
 
 // lineCache holds the cleaned frame lines of samples whose root frame
 // does (java) or does not start with "java": entry e is line key e of set.
@@ -363,50 +369,11 @@ func (f *folder) afterEvent() {
 		if f.hasPeriod {
 			n = f.period
 		}
-		h := f.stackSet.hash(k)
-		if i, ok := f.stackSet.find(k, h); ok {
-			f.counts[i] += n
-		} else {
-			f.stackSet.add(k, h)
-			f.counts = append(f.counts, n)
-		}
+		f.count(k, n)
 		f.stats.Samples++
 	}
 	f.inEvent, f.skip, f.hasPeriod = false, false, false
 	f.ids, f.prev = f.ids[:0], noEntry
-}
-
-// stacks returns the folded text and count of every unique stack this
-// folder interned, sorted, with stacks whose text is equal (lines that
-// differ only in what cleaning removes, such as offsets) summed.
-func (f *folder) stacks() []folded.Stack {
-	out := make([]folded.Stack, 0, f.stackSet.len())
-	var b []byte
-	for i, n := range f.counts {
-		k := f.stackSet.at(uint32(i))
-		b = append(b[:0], f.pnameOf[binary.LittleEndian.Uint32(k)]...)
-		for j := len(k) - 4; j >= 4; j -= 4 {
-			b = append(b, ';')
-			b = append(b, f.segs.at(binary.LittleEndian.Uint32(k[j:]))...)
-		}
-		out = append(out, folded.Stack{Frames: string(b), Count: n})
-	}
-	return sortSum(out)
-}
-
-// sortSum sorts stacks by their text and sums the counts of equal ones.
-func sortSum(s []folded.Stack) []folded.Stack {
-	slices.SortFunc(s, func(a, b folded.Stack) int { return strings.Compare(a.Frames, b.Frames) })
-	n := 0
-	for i := range s {
-		if n > 0 && s[n-1].Frames == s[i].Frames {
-			s[n-1].Count += s[i].Count
-			continue
-		}
-		s[n] = s[i]
-		n++
-	}
-	return s[:n]
 }
 
 // eventLine handles a sample header such as

@@ -75,6 +75,15 @@ func TestParallelEqualsSerialOnRandomSplits(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), serial) {
 				t.Fatalf("%s %+v block %d: parallel differs from serial (seed %d)\n%s", name, opt, block, seed, firstDiff(got.Bytes(), serial))
 			}
+			// The same cuts over the input in memory (a mapped file).
+			if res, err = foldMem(in, opt, block); err != nil {
+				t.Fatal(err)
+			}
+			got.Reset()
+			res.Profile.WriteTo(&got)
+			if !bytes.Equal(got.Bytes(), serial) {
+				t.Fatalf("%s %+v block %d: parallel in memory differs from serial (seed %d)\n%s", name, opt, block, seed, firstDiff(got.Bytes(), serial))
+			}
 		}
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strings"
+	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/perflab/perflab/internal/flame/folded"
@@ -35,70 +36,68 @@ type Result struct {
 // a few blocks per thread whatever the input size.
 const blockSize = 2 << 20
 
-// Fold reads `perf script` output from r and folds it.
+// Fold reads `perf script` output from r and folds it. A regular file
+// is mapped into memory rather than read (see mapFile).
 func Fold(r io.Reader, opt Options) (*Result, error) {
+	if f, ok := r.(*os.File); ok {
+		if data, unmap, ok := mapFile(f); ok {
+			defer unmap()
+			return foldSource(&source{mem: data, mapped: true, eof: len(data) == 0, block: blockSize}, opt)
+		}
+	}
 	return fold(r, opt, blockSize)
 }
 
 // fold is Fold with the block size as a parameter, so tests can cut tiny
 // inputs into many blocks.
 func fold(r io.Reader, opt Options, block int) (*Result, error) {
+	return foldSource(&source{r: r, block: block}, opt)
+}
+
+// foldMem folds input held in memory, as Fold does a mapped file.
+func foldMem(data []byte, opt Options, block int) (*Result, error) {
+	if data == nil {
+		data = []byte{}
+	}
+	return foldSource(&source{mem: data, eof: len(data) == 0, block: block}, opt)
+}
+
+func foldSource(src *source, opt Options) (res *Result, err error) {
 	if opt.TID {
 		opt.PID = true
 	}
 	defer holdGC()()
 	main := newFolder(opt)
-	var lists [][]folded.Stack
-	var err error
-	if opt.Threads <= 1 {
-		err = streamSerial(r, main)
-	} else {
+	switch {
+	case opt.Threads > 1:
 		var workers []*folder
-		workers, lists, err = streamParallel(r, main, opt.Threads, block)
+		workers, err = streamParallel(src, main, opt.Threads)
 		for _, w := range workers {
 			main.mergeStats(w)
+			main.absorb(w)
 		}
+	case src.mem != nil:
+		err = guardFaults(func() {
+			data := src.mem
+			for len(data) > src.block {
+				cut := bytes.LastIndexByte(data[:src.block], '\n') + 1
+				if cut == 0 {
+					break // a line longer than a block: fold the rest at once
+				}
+				main.feed(data[:cut])
+				src.release(data[:cut])
+				data = data[cut:]
+			}
+			main.feed(data)
+			main.finish()
+		})
+	default:
+		err = streamSerial(src.r, main)
 	}
 	if err != nil {
 		return nil, err
 	}
-	lists = append(lists, main.stacks())
-	return main.result(mergeSorted(lists)), nil
-}
-
-// mergeSorted merges sorted lists of stacks into one, summing the counts
-// of stacks present in several.
-func mergeSorted(lists [][]folded.Stack) []folded.Stack {
-	var out []folded.Stack
-	for _, l := range lists {
-		if len(l) == 0 {
-			continue
-		}
-		if out == nil {
-			out = l
-			continue
-		}
-		m := make([]folded.Stack, 0, len(out)+len(l))
-		i, j := 0, 0
-		for i < len(out) && j < len(l) {
-			switch c := strings.Compare(out[i].Frames, l[j].Frames); {
-			case c < 0:
-				m = append(m, out[i])
-				i++
-			case c > 0:
-				m = append(m, l[j])
-				j++
-			default:
-				s := out[i]
-				s.Count += l[j].Count
-				m = append(m, s)
-				i, j = i+1, j+1
-			}
-		}
-		m = append(m, out[i:]...)
-		out = append(m, l[j:]...)
-	}
-	return out
+	return main.result(main.stacks(opt.Threads > 1)), nil
 }
 
 func (f *folder) mergeStats(w *folder) {
@@ -170,17 +169,22 @@ func streamSerial(r io.Reader, f *folder) error {
 // worker goroutines, each reading its own next block under a lock, so
 // there is no reader goroutine to hand blocks over. The start of the
 // input, until the event type to fold is known, is folded serially.
-func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [][]folded.Stack, error) {
-	src := &source{r: r, block: block}
-	buf := make([]byte, block)
+func streamParallel(src *source, main *folder, threads int) (workers []*folder, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverFault(&err)
+	block := src.block
+	var buf []byte
+	if src.mem == nil {
+		buf = make([]byte, block)
+	}
 	for !main.filterSet {
 		data, err := src.fill(&buf)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if len(data) == 0 {
 			main.finish()
-			return nil, nil, nil
+			return nil, nil
 		}
 		i := bytes.Index(data, blankLine)
 		if i < 0 || src.eof {
@@ -202,11 +206,10 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [
 	if !main.clean {
 		// finish the current sample serially before cutting blocks
 		if err := src.serialUntilBlank(main, &buf); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	workers := make([]*folder, threads)
-	lists := make([][]folded.Stack, threads)
+	workers = make([]*folder, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -215,8 +218,10 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			defer recoverFault(&errs[i])
 			b := buf
-			if i > 0 {
+			if i > 0 && src.mem == nil {
 				b = make([]byte, block)
 			}
 			for {
@@ -229,32 +234,44 @@ func streamParallel(r io.Reader, main *folder, threads, block int) ([]*folder, [
 					w.reset()
 					w.feed(data)
 					w.finish()
+					src.release(data)
 				}
 				if !more {
-					lists[i] = w.stacks() // each worker renders and sorts its own
 					return
 				}
 			}
 		}(i)
 	}
 	wg.Wait()
-	return workers, lists, errors.Join(errs...)
+	return workers, errors.Join(errs...)
 }
 
 var blankLine = []byte("\n\n")
 
-// source hands out blocks of the input that end at a blank line.
+// source hands out blocks of the input that end at a blank line: read
+// from r into the worker's buffer, or sliced from mem, the whole input in
+// memory, with no copy.
 type source struct {
-	mu    sync.Mutex
-	r     io.Reader
-	block int
-	carry []byte // unfolded tail of the last block
-	eof   bool
+	mu     sync.Mutex
+	r      io.Reader
+	mem    []byte
+	mapped bool // mem is a file mapping (release may drop its pages)
+	pos    int  // mem[:pos] has been handed out
+	block  int
+	carry  []byte // unfolded tail of the last block
+	eof    bool
 }
 
 // fill returns the carried tail followed by up to a block of new input,
-// in *buf (grown when the tail alone fills it).
+// in *buf (grown when the tail alone fills it), or in mem.
 func (s *source) fill(buf *[]byte) ([]byte, error) {
+	if s.mem != nil {
+		// The carried tail is the end of the last block: mem[pos-len(carry):pos].
+		start := s.pos - len(s.carry)
+		s.pos = min(s.pos+s.block, len(s.mem))
+		s.carry, s.eof = nil, s.pos == len(s.mem)
+		return s.mem[start:s.pos], nil
+	}
 	b := *buf
 	if len(b) < len(s.carry)+s.block/2 {
 		b = make([]byte, len(s.carry)+s.block)
@@ -272,8 +289,24 @@ func (s *source) fill(buf *[]byte) ([]byte, error) {
 	return b[:n+m], err
 }
 
-// keep carries rest over to the next fill.
-func (s *source) keep(rest []byte) { s.carry = append(s.carry[:0], rest...) }
+// release tells the kernel that a folded block of a mapped input is not
+// needed any more, so the mapping's resident size stays a few blocks
+// rather than growing to the file's (the page cache keeps the file; a
+// page touched again is mapped again, with the same bytes).
+func (s *source) release(b []byte) {
+	if s.mapped {
+		releasePages(s.mem, b)
+	}
+}
+
+// keep carries rest, the end of the last block, over to the next fill.
+func (s *source) keep(rest []byte) {
+	if s.mem != nil {
+		s.carry = rest
+		return
+	}
+	s.carry = append(s.carry[:0], rest...)
+}
 
 // take returns the next block to fold (more is false at the end). When a
 // whole block holds no blank line it cannot be cut, so w folds it here,
