@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/procfs/sysfs"
 )
@@ -85,7 +86,7 @@ func nicFromClass(c *collector, ci sysfs.NetClassIface) NIC {
 	return nic
 }
 
-var pciAddrRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+var pciAddrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`) })
 
 // pciAddress returns the last PCI bus address in a device path: the NIC
 // itself for a PCI NIC, or the PCI function a virtio device hangs off
@@ -93,7 +94,7 @@ var pciAddrRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]
 func pciAddress(devPath string) string {
 	addr := ""
 	for _, el := range strings.Split(devPath, "/") {
-		if pciAddrRE.MatchString(el) {
+		if pciAddrRE().MatchString(el) {
 			addr = el
 		}
 	}
