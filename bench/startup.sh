@@ -15,12 +15,17 @@
 #
 #   bench/startup.sh                        # RUNS=200; about 20 s on a quiet machine
 #   OLD=/path/to/older/perflab bench/startup.sh   # also that binary, interleaved
+#   PERFLAB_BIN=/path/to/perflab bench/startup.sh # that binary instead of a fresh build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-200}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-CGO_ENABLED=0 go build -o "$tmp/perflab" ./cmd/perflab
+if [ -n "${PERFLAB_BIN:-}" ]; then
+  cp "$PERFLAB_BIN" "$tmp/perflab"
+else
+  CGO_ENABLED=0 go build -o "$tmp/perflab" ./cmd/perflab
+fi
 mkdir "$tmp/hello"
 printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' >"$tmp/hello/main.go"
 printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
