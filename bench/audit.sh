@@ -6,7 +6,9 @@
 #     ("full"), COUNT samples of 50 iterations, median wall and CPU time;
 #  2. the binary end to end with hyperfine (`perflab audit --format json`
 #     and, as the start-up floor, `perflab --version`): median, and mean
-#     user+system CPU time.
+#     user+system CPU time;
+#  3. bench/startup.sh on the same binary: start-up against work (a Go
+#     hello world, --version, audit interleaved; median CPU and page faults).
 # Load average is printed before and after: on a shared 2-core machine wall
 # times measure the neighbours too; CPU time much less so.
 #
@@ -57,3 +59,7 @@ while IFS='|' read -r what wall cpu; do
   echo "| $(date -u +%F) | $machine | $load0 → $load1 | $what | $wall | $cpu |"
 done <<<"$rows"
 echo "budget: the binary end to end ≤ 10 ms median"
+if [ -n "$bin" ]; then
+  echo
+  PERFLAB_BIN=$bin RUNS=$((RUNS * 2)) bench/startup.sh
+fi

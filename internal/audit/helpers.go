@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/snapshot"
@@ -147,7 +148,7 @@ func perCPUFix(cs []Change, online []int) (fix, revert string) {
 	groups := map[key][]Change{}
 	var order []key
 	for _, c := range cs {
-		k := key{cpuDirRE.ReplaceAllString(c.Target, "/cpu[0-9]*/"), c.Value, c.Current}
+		k := key{cpuDirRE().ReplaceAllString(c.Target, "/cpu[0-9]*/"), c.Value, c.Current}
 		if c.Kind != KindFile || k.glob == c.Target {
 			k = key{c.Target, c.Value, c.Current} // not per-CPU: keep it alone
 		}
@@ -170,7 +171,7 @@ func perCPUFix(cs []Change, online []int) (fix, revert string) {
 	return strings.Join(fl, "\n"), strings.Join(rl, "\n")
 }
 
-var cpuDirRE = regexp.MustCompile(`/cpu[0-9]+/`)
+var cpuDirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/cpu[0-9]+/`) })
 
 // failPerCPU is a fail whose changes are per-CPU files, with a compact fix.
 func failPerCPU(observed, expected string, cs []Change, online []int) Result {

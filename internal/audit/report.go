@@ -101,7 +101,12 @@ func FailsAt(fs []Finding, min Severity) bool {
 
 // WriteJSON writes the report as indented JSON (docs/audit.md).
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	// as a json.Encoder with SetIndent("", "  ") writes it
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	out := appendIndented(make([]byte, 0, len(b)+len(b)/2), b, "  ")
+	_, err = w.Write(append(out, '\n'))
+	return err
 }

@@ -84,6 +84,7 @@ func parseFailOn(s string) (audit.Severity, bool, error) {
 }
 
 func runAudit(e *env, f *auditFlags) error {
+	defer oneShotGC()()
 	if err := f.out.validate(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/hostfs"
 )
@@ -50,12 +51,16 @@ type Inventory struct {
 // idInCgroup matches the container id in the last element of a cgroup path:
 // libpod-ID, docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope, or a
 // bare ID (Docker's and kubelet's cgroupfs layouts).
-var idInCgroup = regexp.MustCompile(`^(?:(libpod|docker|cri-containerd|crio)-)?([0-9a-f]{64})(?:\.scope)?$`)
+var idInCgroup = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(libpod|docker|cri-containerd|crio)-)?([0-9a-f]{64})(?:\.scope)?$`)
+})
 
 // podInCgroup matches a kubepods pod element: pod<uid> (cgroupfs) or
 // kubepods-<qos>-pod<uid with _>.slice (systemd).
 // Static pods have a 32-digit UID without dashes.
-var podInCgroup = regexp.MustCompile(`pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?:\.slice)?$`)
+var podInCgroup = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?:\.slice)?$`)
+})
 
 // containerOfCgroup returns the container a cgroup path belongs to, or ok
 // false. Nested cgroups below the container's (systemd inside it) count as
@@ -63,7 +68,7 @@ var podInCgroup = regexp.MustCompile(`pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]
 func containerOfCgroup(p string) (id, runtime, podUID string, ok bool) {
 	elems := strings.Split(p, "/")
 	for i := len(elems) - 1; i >= 0; i-- {
-		m := idInCgroup.FindStringSubmatch(elems[i])
+		m := idInCgroup().FindStringSubmatch(elems[i])
 		if m == nil {
 			continue
 		}
@@ -84,7 +89,7 @@ func containerOfCgroup(p string) (id, runtime, podUID string, ok bool) {
 			}
 		}
 		for _, e := range elems[:i] {
-			if pm := podInCgroup.FindStringSubmatch(e); pm != nil {
+			if pm := podInCgroup().FindStringSubmatch(e); pm != nil {
 				podUID = strings.ReplaceAll(pm[1], "_", "-")
 				if runtime == "docker" || runtime == "kubernetes" {
 					runtime = "kubernetes"
@@ -299,7 +304,7 @@ func dockerNames(fs hostfs.FS) []Named {
 }
 
 // kubeLogName is kubelet's /var/log/containers/POD_NAMESPACE_CONTAINER-ID.log.
-var kubeLogName = regexp.MustCompile(`^([^_]+)_([^_]+)_(.+)-([0-9a-f]{64})\.log$`)
+var kubeLogName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^_]+)_([^_]+)_(.+)-([0-9a-f]{64})\.log$`) })
 
 // kubeLogNames names Kubernetes containers from kubelet's log links.
 func kubeLogNames(fs hostfs.FS) []Named {
@@ -309,7 +314,7 @@ func kubeLogNames(fs hostfs.FS) []Named {
 	}
 	var out []Named
 	for _, e := range ents {
-		m := kubeLogName.FindStringSubmatch(e.Name())
+		m := kubeLogName().FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/hostfs"
@@ -135,7 +136,7 @@ func (t Tool) Path() string {
 	return ""
 }
 
-var versionRE = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+(\.\d+)?`) })
 
 // Version runs the tool's version flag (2 s limit) and extracts a version.
 func (t Tool) Version(ctx context.Context) (string, error) {
@@ -152,7 +153,7 @@ func (t Tool) Version(ctx context.Context) (string, error) {
 // ParseVersion extracts the first dotted version from a tool's banner.
 func ParseVersion(banner string) (string, error) {
 	for _, line := range strings.Split(banner, "\n") {
-		if m := versionRE.FindString(line); m != "" {
+		if m := versionRE().FindString(line); m != "" {
 			return m, nil
 		}
 	}

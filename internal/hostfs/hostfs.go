@@ -215,7 +215,7 @@ func (f FS) Resolve(p string) (string, error) {
 		}
 		return r, nil
 	}
-	r, err := filepath.EvalSymlinks(f.Path(p))
+	r, err := realPath(f.Path(p))
 	if err != nil {
 		return "", err
 	}

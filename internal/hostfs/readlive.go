@@ -2,6 +2,8 @@ package hostfs
 
 import (
 	"io/fs"
+	"path/filepath"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -54,4 +56,29 @@ func readLive(path string) ([]byte, error) {
 		return out, nil
 	}
 	return append(out, buf[:n]...), nil
+}
+
+// realPath is filepath.EvalSymlinks of an absolute path done by the
+// kernel: open it O_PATH and read the descriptor's name back, three system
+// calls where EvalSymlinks lstats every component (a /sys/class/net or
+// /sys/block entry is eight or more deep). Without /proc it falls back to
+// EvalSymlinks.
+func realPath(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return filepath.EvalSymlinks(p)
+	}
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return "", &fs.PathError{Op: "lstat", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err != nil || n == 0 || buf[0] != '/' || n == len(buf) {
+		return filepath.EvalSymlinks(p)
+	}
+	return string(buf[:n]), nil
 }

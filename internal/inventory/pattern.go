@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Pattern is a parsed Ansible host pattern.
@@ -26,7 +27,7 @@ const maxPattern = 64 << 10
 
 // subscriptRe is Ansible's subscript syntax: group[0], group[-1],
 // group[1:3], group[2:].
-var subscriptRe = regexp.MustCompile(`^.+\[(-?\d+|\d*:\d*)\]$`)
+var subscriptRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^.+\[(-?\d+|\d*:\d*)\]$`) })
 
 // ParsePattern parses an Ansible host pattern (see the package doc).
 func ParsePattern(s string) (*Pattern, error) {
@@ -91,7 +92,7 @@ func parseTerm(s string) (term, error) {
 		t.re = re
 		return t, nil
 	}
-	if subscriptRe.MatchString(s) {
+	if subscriptRe().MatchString(s) {
 		return t, fmt.Errorf("term %q: subscripts (group[0], group[0:2]) are not supported; name the hosts or use a glob", s)
 	}
 	if strings.ContainsAny(s, "*?[") {

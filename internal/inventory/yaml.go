@@ -11,12 +11,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/relex/aini"
 	"gopkg.in/yaml.v3"
 )
 
-var yamlKeyLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+:\s*(#.*)?$`)
+var yamlKeyLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+:\s*(#.*)?$`) })
 
 // isYAML decides the format: by extension, else by the first line that is
 // not blank or a comment ("[group]" or "host var=1" is INI, "all:" YAML).
@@ -33,7 +34,7 @@ func isYAML(path string, b []byte) bool {
 		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
 			continue
 		}
-		return line == "---" || yamlKeyLine.MatchString(line)
+		return line == "---" || yamlKeyLine().MatchString(line)
 	}
 	return false
 }
@@ -169,7 +170,7 @@ func setVars(to map[string]string, from map[string]any, where string) error {
 	return nil
 }
 
-var rangeRe = regexp.MustCompile(`\[([^\]:]*):([^\]:]*)(?::([^\]]*))?\]`)
+var rangeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]:]*):([^\]:]*)(?::([^\]]*))?\]`) })
 
 // maxRange bounds how many hosts one range may name.
 const maxRange = 100000
@@ -178,7 +179,7 @@ const maxRange = 100000
 // an optional stride, [1:9:2]); the bounds are inclusive and a leading zero
 // sets the width.
 func expandRange(pattern string) ([]string, error) {
-	m := rangeRe.FindStringSubmatchIndex(pattern)
+	m := rangeRe().FindStringSubmatchIndex(pattern)
 	if m == nil {
 		return []string{pattern}, nil
 	}
@@ -250,7 +251,7 @@ func rangeItems(lo, hi string, stride int) ([]string, error) {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-var iniSection = regexp.MustCompile(`^\[([^:\]\s]+)(?::(\w+))?\]`)
+var iniSection = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[([^:\]\s]+)(?::(\w+))?\]`) })
 
 // checkINIRanges refuses host ranges aini would expand without bound (or
 // loop on: a zero or negative stride) before aini sees them. Ranges are
@@ -262,7 +263,7 @@ func checkINIRanges(b []byte) error {
 	hosts := true
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
-		if m := iniSection.FindStringSubmatch(line); m != nil {
+		if m := iniSection().FindStringSubmatch(line); m != nil {
 			hosts = m[2] == "" || m[2] == "hosts"
 			continue
 		}

@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/cpuset"
 	"github.com/perflab/perflab/internal/hostfs"
@@ -255,12 +256,26 @@ func (k Knob) expand(tmpl string) string {
 	return tmpl
 }
 
-var keyRE = regexp.MustCompile(`\{([a-z]+)\}`)
+// keyRE matches a template's {key}; compiled on first use, as a
+// package-level pattern costs every perflab command at start-up.
+var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([a-z]+)\}`) })
 
+// templateKeys lists a template's {key} names as keyRE finds them, by a
+// scan: it runs for every file a collector reads through a knob.
 func templateKeys(tmpl string) []string {
 	var out []string
-	for _, m := range keyRE.FindAllStringSubmatch(tmpl, -1) {
-		out = append(out, m[1])
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] != '{' {
+			continue
+		}
+		j := i + 1
+		for j < len(tmpl) && tmpl[j] >= 'a' && tmpl[j] <= 'z' {
+			j++
+		}
+		if j > i+1 && j < len(tmpl) && tmpl[j] == '}' {
+			out = append(out, tmpl[i+1:j])
+			i = j
+		}
 	}
 	return out
 }
@@ -446,8 +461,7 @@ func Lookup(path string) (Knob, bool) {
 	if name, ok := strings.CutPrefix(path, "sysctl."); ok && name != "" {
 		return sysctlKnob(name), true
 	}
-	keys := bracketKeys(path)
-	pat := bracketRE.ReplaceAllString(path, "[*]")
+	pat, keys := bracketKeys(path)
 	k, ok := byPath[pat]
 	if !ok {
 		// a map-valued fact: cpu.governors.performance → cpu.governors,
@@ -477,16 +491,32 @@ func MustLookup(path string) Knob {
 	return k
 }
 
-var bracketRE = regexp.MustCompile(`\[[^\]]*\]`)
-
-func bracketKeys(path string) []string {
-	var out []string
-	for _, m := range bracketRE.FindAllString(path, -1) {
-		if k := m[1 : len(m)-1]; k != "*" {
-			out = append(out, k)
-		}
+// bracketKeys returns a fact path with every "[…]" (as `\[[^\]]*\]`
+// finds them) written "[*]", and the keys inside them other than "*".
+func bracketKeys(path string) (pattern string, keys []string) {
+	if strings.IndexByte(path, '[') < 0 {
+		return path, nil
 	}
-	return out
+	var b strings.Builder
+	rest := path
+	for {
+		i := strings.IndexByte(rest, '[')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], ']')
+		if j < 0 {
+			break
+		}
+		if k := rest[i+1 : i+j]; k != "*" {
+			keys = append(keys, k)
+		}
+		b.WriteString(rest[:i])
+		b.WriteString("[*]")
+		rest = rest[i+j+1:]
+	}
+	b.WriteString(rest)
+	return b.String(), keys
 }
 
 // All returns the catalogue, sorted by fact path; sysctls beyond the
@@ -581,7 +611,7 @@ func templateRE(tmpl string) *regexp.Regexp {
 	var b strings.Builder
 	b.WriteString("^")
 	last := 0
-	for _, loc := range keyRE.FindAllStringSubmatchIndex(tmpl, -1) {
+	for _, loc := range keyRE().FindAllStringSubmatchIndex(tmpl, -1) {
 		b.WriteString(regexp.QuoteMeta(tmpl[last:loc[0]]))
 		if tmpl[loc[2]:loc[3]] == "cgroup" {
 			b.WriteString("(/.*|)") // a cgroup path: "" for the root, else /a/b
@@ -608,7 +638,7 @@ func (k Knob) Instances(fs hostfs.FS) []Knob {
 			pats = []string{strings.Replace(s.File, "{cgroup}", "", 1), strings.Replace(s.File, "{cgroup}", "/*", 1)}
 		}
 		for _, pat := range pats {
-			glob := keyRE.ReplaceAllString(pat, "*")
+			glob := keyRE().ReplaceAllString(pat, "*")
 			matches, _ := fs.Glob(glob)
 			for _, m := range matches {
 				keys, ok := matchTemplate(s.File, m)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/audit"
 	"github.com/perflab/perflab/internal/hostfs"
@@ -150,7 +151,7 @@ func probeArea(probe string) string {
 	return head
 }
 
-var sysctlName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var sysctlName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // KnobSpec is a user's addition to the space: NAME=v1,v2 (a sysctl name or
 // an absolute /sys or /proc path), from --knob or a profile.
@@ -179,7 +180,7 @@ func ParseKnobSpec(s string) (Knob, error) {
 			}
 			k.Group = kn.Group
 		}
-	case strings.ContainsAny(name, "/ \t") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || !sysctlName.MatchString(name):
+	case strings.ContainsAny(name, "/ \t") || strings.Contains(name, "..") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || !sysctlName().MatchString(name):
 		return Knob{}, fmt.Errorf("--knob %q: a knob is a sysctl name (net.core.somaxconn) or an absolute /sys or /proc path", s)
 	default:
 		k.Kind, k.Target = audit.KindSysctl, name

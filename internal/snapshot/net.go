@@ -7,8 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/procfs/sysfs"
+	"golang.org/x/sys/unix"
 )
 
 // collectNet records every interface of /sys/class/net (listed and its
@@ -40,12 +42,11 @@ func collectInterfaces(c *collector) {
 		// interface (on a host with hundreds of veths that dominates the
 		// snapshot); its attribute parser is used for the three needed.
 		ci := sysfs.NetClassIface{Name: name}
-		dir := c.fs.Path("/sys/class/net/" + name)
-		for _, attr := range []struct{ file, fact string }{{"mtu", "mtu"}, {"operstate", "operstate"}, {"speed", "speed_mbps"}} {
-			if err := sysfs.ParseNetClassAttribute(dir, attr.file, &ci); err != nil {
-				c.miss(ElemPath("net.interfaces", name, attr.fact), err.Error())
-			}
+		ci.MTU = nicAttrInt(c, name, "mtu", "mtu")
+		if v, ok := nicAttr(c, name, "operstate", "operstate"); ok {
+			ci.OperState = v
 		}
+		ci.Speed = nicAttrInt(c, name, "speed", "speed_mbps")
 		nic := nicFromClass(c, ci)
 		nic.IRQs = nicIRQs(c, nic)
 		if !nic.Virtual {
@@ -53,6 +54,38 @@ func collectInterfaces(c *collector) {
 		}
 		c.s.Net.Interfaces = append(c.s.Net.Interfaces, nic)
 	}
+}
+
+// nicAttr reads /sys/class/net/NAME/FILE as procfs's
+// ParseNetClassAttribute reads it (open, read, close instead of its
+// stat-and-poller open): the errors procfs ignores (missing, permission,
+// EINVAL from a down link's speed, unsupported, no data) leave the
+// attribute unset; any other is recorded against fact.
+func nicAttr(c *collector, name, file, fact string) (string, bool) {
+	p := "/sys/class/net/" + name + "/" + file
+	v, err := c.fs.ReadString(p)
+	if err == nil {
+		return v, true
+	}
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, fs.ErrInvalid) &&
+		!errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EINVAL) {
+		c.missErr(ElemPath("net.interfaces", name, fact), p, err)
+	}
+	return "", false
+}
+
+// nicAttrInt is nicAttr of an integer attribute, parsed as procfs parses
+// it (base prefixes allowed; a value that does not parse reads 0).
+func nicAttrInt(c *collector, name, file, fact string) *int64 {
+	s, ok := nicAttr(c, name, file, fact)
+	if !ok {
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		v = 0
+	}
+	return &v
 }
 
 func nicFromClass(c *collector, ci sysfs.NetClassIface) NIC {
@@ -85,7 +118,7 @@ func nicFromClass(c *collector, ci sysfs.NetClassIface) NIC {
 	return nic
 }
 
-var pciAddrRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+var pciAddrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`) })
 
 // pciAddress returns the last PCI bus address in a device path: the NIC
 // itself for a PCI NIC, or the PCI function a virtio device hangs off
@@ -93,7 +126,7 @@ var pciAddrRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]
 func pciAddress(devPath string) string {
 	addr := ""
 	for _, el := range strings.Split(devPath, "/") {
-		if pciAddrRE.MatchString(el) {
+		if pciAddrRE().MatchString(el) {
 			addr = el
 		}
 	}
