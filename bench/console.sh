@@ -91,7 +91,7 @@ stop_serve() { kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_p
 get() { # URL [file] → seconds (appended to file, or printed), failing on anything but 200
 	local out
 	out=$(curl -sS -o /dev/null -w '%{http_code} %{time_total}' "$base$1")
-	[ "${out%% *}" = 200 ] || { echo "GET $1: ${out%% *}" >&2; curl -sS "$base$1" | head -3 >&2; exit 3; }
+	[ "${out%% *}" = 200 ] || { echo "GET $1: ${out%% *}: $(curl -sS "$base$1" | head -1)" >&2; return 3; }
 	if [ -n "${2:-}" ]; then echo "${out#* }" >>"$2"; else echo "${out#* }"; fi
 }
 pct() { # seconds on stdin → "p50 p95 p99" in ms
@@ -163,7 +163,14 @@ for pg in "${pages[@]}"; do
 	name=${pg%%|*} url=${pg#*|}
 	: >"$work/cold"
 	: >"$work/warm"
-	for _ in $(seq 1 "$COLD"); do start_serve; get "$url" "$work/cold"; stop_serve; done
+	# A page that fails (e.g. 503: over the server's request deadline) is
+	# a row saying so, and the other pages are still measured.
+	failed=
+	for _ in $(seq 1 "$COLD"); do start_serve; get "$url" "$work/cold" 2>>"$work/failed" || failed=1; stop_serve; done
+	if [ -n "$failed" ]; then
+		echo "| $name | failed: $(tail -1 "$work/failed") | |"
+		continue
+	fi
 	start_serve
 	get "$url" >/dev/null
 	for _ in $(seq 1 "$WARM"); do get "$url" "$work/warm"; done
