@@ -140,19 +140,8 @@ func (s *Store) removeHostMedians(ctx context.Context, tx *sql.Tx, id string) er
 	if err != nil {
 		return err
 	}
-	var ms []MetricRow
-	for rows.Next() {
-		var m MetricRow
-		var better string
-		if err := rows.Scan(&m.Host, &m.Probe, &m.Metric, &m.Params, &m.Unit, &better, &m.Median); err != nil {
-			rows.Close()
-			return err
-		}
-		m.Better = run.Better(better)
-		ms = append(ms, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ms, err := scanMedianRows(rows)
+	if err != nil {
 		return err
 	}
 	keys, by := groupMedians(ms)
@@ -215,19 +204,8 @@ func backfillHostMedians(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	var ms []MetricRow
-	for rows.Next() {
-		var m MetricRow
-		var better string
-		if err := rows.Scan(&m.Host, &m.Probe, &m.Metric, &m.Params, &m.Unit, &better, &m.Median); err != nil {
-			rows.Close()
-			return err
-		}
-		m.Better = run.Better(better)
-		ms = append(ms, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ms, err := scanMedianRows(rows)
+	if err != nil {
 		return err
 	}
 	return s.appendHostMedians(ctx, tx, ms)
@@ -269,4 +247,21 @@ func (v *FleetView) FleetHostMedians(ctx context.Context, fn func(h *HostMedians
 		}
 	}
 	return rows.Err()
+}
+
+// scanMedianRows reads rows of (host, probe, metric, params, unit, better,
+// median) from run_metrics, and closes them.
+func scanMedianRows(rows *sql.Rows) ([]MetricRow, error) {
+	defer rows.Close()
+	var ms []MetricRow
+	for rows.Next() {
+		var m MetricRow
+		var better string
+		if err := rows.Scan(&m.Host, &m.Probe, &m.Metric, &m.Params, &m.Unit, &better, &m.Median); err != nil {
+			return nil, err
+		}
+		m.Better = run.Better(better)
+		ms = append(ms, m)
+	}
+	return ms, rows.Err()
 }
