@@ -46,6 +46,7 @@ func newLab(t *testing.T) *lab {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/perflab/perflab/cmd/perflab").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	removeStaleLabs()
 	l := &lab{t: t, ns: fmt.Sprintf("search-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6), bin: bin, journal: filepath.Join(dir, "journal")}
 	if out, err := exec.Command("ip", "netns", "add", l.ns).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add: %v: %s", err, out)
@@ -243,5 +244,47 @@ func TestLiveKill9ThenRevert(t *testing.T) {
 	l.restored()
 	if _, err := os.Stat(filepath.Join(l.journal, "journal.json")); err == nil {
 		t.Error("the journal is still active after revert")
+	}
+}
+
+// removeStaleLabs deletes the namespaces of labs whose test process is
+// gone (killed before its cleanup ran): "search-PID-N" with no process PID.
+func removeStaleLabs() {
+	names, _ := filepath.Glob("/run/netns/search-*")
+	for _, path := range names {
+		ns := filepath.Base(path)
+		var pid, n int
+		if _, err := fmt.Sscanf(ns, "search-%d-%d", &pid, &n); err != nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			_ = exec.Command("ip", "netns", "del", ns).Run()
+		}
+	}
+}
+
+// A lab left by a killed test (its process gone) is removed by the next
+// lab; one whose process lives is not.
+func TestRemoveStaleLabs(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireTool(t, "ip")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("search-%d-1", dead.Process.Pid)
+	live := fmt.Sprintf("search-%d-2", os.Getpid())
+	for _, ns := range []string{stale, live} {
+		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+			t.Fatalf("ip netns add: %v: %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	removeStaleLabs()
+	if _, err := os.Stat("/run/netns/" + stale); !os.IsNotExist(err) {
+		t.Errorf("%s (process gone) is still there: %v", stale, err)
+	}
+	if _, err := os.Stat("/run/netns/" + live); err != nil {
+		t.Errorf("%s (this process) was removed: %v", live, err)
 	}
 }
