@@ -32,15 +32,7 @@ func benchInput(b *testing.B) []byte {
 // read from a file as the CLI does (so mapped, not read).
 func BenchmarkFold(b *testing.B) {
 	in := benchInput(b)
-	name := filepath.Join(b.TempDir(), "perf.txt")
-	if err := os.WriteFile(name, in, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f := openWith(b, in)
 	for _, threads := range []int{1, 2} {
 		b.Run("threads="+strconv.Itoa(threads), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))

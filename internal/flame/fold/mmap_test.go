@@ -20,15 +20,7 @@ func TestFoldMappedFileEqualsRead(t *testing.T) {
 	for _, p := range paths[:2] {
 		in = append(in, readFixture(t, p)...)
 	}
-	name := filepath.Join(t.TempDir(), "perf.txt")
-	if err := os.WriteFile(name, in, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openWith(t, in)
 	data, unmap, ok := mapFile(f)
 	if !ok || !bytes.Equal(data, in) {
 		t.Fatalf("regular file not mapped (ok=%v)", ok)
@@ -84,26 +76,34 @@ func TestFoldMappedFileEqualsRead(t *testing.T) {
 // truncated under it faults (SIGBUS); the fold returns an error saying
 // so instead of crashing.
 func TestShrunkMappingIsAnError(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "perf.txt")
-	if err := os.WriteFile(name, bytes.Repeat([]byte("x\n"), 1<<14), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openWith(t, bytes.Repeat([]byte("x\n"), 1<<14))
 	data, unmap, ok := mapFile(f)
 	if !ok {
 		t.Fatal("not mapped")
 	}
 	defer unmap()
-	if err := os.Truncate(name, 0); err != nil {
+	if err := os.Truncate(f.Name(), 0); err != nil {
 		t.Fatal(err)
 	}
 	var sink byte
-	err = guardFaults(func() { sink = data[len(data)-1] })
+	err := guardFaults(func() { sink = data[len(data)-1] })
 	if !errors.Is(err, errShrunk) {
 		t.Fatalf("got %v (read %q), want errShrunk", err, sink)
 	}
+}
+
+// openWith writes content to a temporary file and opens it for reading;
+// it is closed when the test or benchmark ends.
+func openWith(tb testing.TB, content []byte) *os.File {
+	tb.Helper()
+	name := filepath.Join(tb.TempDir(), "perf.txt")
+	if err := os.WriteFile(name, content, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
 }
