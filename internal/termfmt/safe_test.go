@@ -50,3 +50,33 @@ func FuzzSanitize(f *testing.F) {
 		}
 	})
 }
+
+// TestCleanMatchesByteRule: the word-at-a-time check agrees with the rule
+// applied to each byte, for every byte value at every offset of a word
+// and next to each neighbour that matters (0xc2 before C1 bytes).
+func TestCleanMatchesByteRule(t *testing.T) {
+	slow := func(p []byte) bool {
+		for i := range p {
+			if dirty(p, i) {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 19; n++ {
+		for pos := range n {
+			for c := range 256 {
+				for _, next := range []byte{'a', 0x80, 0x9f, 0xa0} {
+					p := bytes.Repeat([]byte("x"), n)
+					p[pos] = byte(c)
+					if pos+1 < n {
+						p[pos+1] = next
+					}
+					if got, want := clean(p), slow(p); got != want {
+						t.Fatalf("clean(%q) = %v, byte rule says %v", p, got, want)
+					}
+				}
+			}
+		}
+	}
+}

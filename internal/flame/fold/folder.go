@@ -3,6 +3,7 @@ package fold
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // folder is the per-line state machine of the reference folder, on bytes.
@@ -89,7 +90,7 @@ func newFolder(opt Options) *folder {
 		prev:     noEntry,
 		clean:    true,
 	}
-	f.caches[0].set, f.caches[1].set = newByteSet(1<<14), newByteSet(16)
+	f.caches[0], f.caches[1] = newLineCache(1<<14), newLineCache(16)
 	f.lc = &f.caches[0]
 	if opt.EventFilter != "" {
 		f.filter, f.filterSet = []byte(opt.EventFilter), true
@@ -164,6 +165,17 @@ const dropped = ^uint32(0)
 // false for lines not of the plain form "<blanks><hex> …", which take the
 // uncached path.
 func (f *folder) lineKey(raw []byte) (off int, ok bool) {
+	if i, ok := paddedAddr(raw); ok {
+		if f.opt.Addrs {
+			return i, true
+		}
+		return addrEnd + 1, true
+	}
+	return f.lineKeySlow(raw)
+}
+
+// lineKeySlow is lineKey for any line, a byte at a time.
+func (f *folder) lineKeySlow(raw []byte) (off int, ok bool) {
 	i := 0
 	for i < len(raw) && byteClass[raw[i]] == classBlank {
 		i++
@@ -181,6 +193,67 @@ func (f *folder) lineKey(raw []byte) (off int, ok bool) {
 	return j + 1, true
 }
 
+// addrEnd is where perf script's usual frame-line prefix ends: a tab,
+// the address right-aligned in 16 columns, then a space.
+const addrEnd = 17
+
+// paddedAddr recognises that usual prefix eight bytes at a time: raw[0]
+// a tab, raw[1:17] spaces then at least one lowercase hex digit, raw[17]
+// a space.
+// i is where the address starts. It accepts only lines lineKeySlow
+// reads the same way (TestPaddedAddrAgreesWithSlowScan).
+func paddedAddr(raw []byte) (i int, ok bool) {
+	if len(raw) <= addrEnd+1 || raw[0] != '\t' || raw[addrEnd] != ' ' {
+		return 0, false
+	}
+	w0 := binary.LittleEndian.Uint64(raw[1:])
+	w1 := binary.LittleEndian.Uint64(raw[9:])
+	if (w0|w1)&highBits != 0 {
+		return 0, false
+	}
+	sp0, sp1 := bytesIn(w0, ' ', ' '), bytesIn(w1, ' ', ' ')
+	if hexBytes(w0)|sp0 != highBits || hexBytes(w1)|sp1 != highBits {
+		return 0, false // a byte that is neither blank nor hex
+	}
+	// The spaces must come first (low bytes first, little-endian): a run
+	// of set high bits from the lowest byte.
+	switch {
+	case sp0 == highBits: // the address is within w1
+		if sp1 == highBits || !prefixRun(sp1) {
+			return 0, false
+		}
+		return 9 + bits.TrailingZeros64(^sp1&highBits)/8, true
+	case !prefixRun(sp0) || sp1 != 0:
+		return 0, false
+	}
+	return 1 + bits.TrailingZeros64(^sp0&highBits)/8, true
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// bytesIn returns the high bit of each byte of w (all below 0x80) that
+// lies in [lo, hi]: adding 0x80-lo sets it for bytes >= lo, adding
+// 0x7f-hi for bytes > hi, and no sum carries into the next byte.
+func bytesIn(w uint64, lo, hi byte) uint64 {
+	return (w + lowBits*uint64(0x80-lo)) &^ (w + lowBits*uint64(0x7f-hi)) & highBits
+}
+
+// hexBytes marks w's lowercase hex digits, which is what perf prints;
+// an address in capitals takes lineKeySlow.
+func hexBytes(w uint64) uint64 {
+	return bytesIn(w, '0', '9') | bytesIn(w, 'a', 'f')
+}
+
+// prefixRun reports whether the set high bits of m are those of its
+// lowest bytes, none after a clear one (0 included).
+func prefixRun(m uint64) bool {
+	v := m >> 7 * 0xff // each set byte made 0xff
+	return v&(v+1) == 0
+}
+
 // byteClass classifies the bytes lineKey scans: one table load a byte
 // instead of a chain of comparisons (static data: no initialiser).
 var byteClass = [256]uint8{'\t': classBlank, ' ': classBlank,
@@ -190,14 +263,6 @@ const (
 	classBlank = 1
 	classHex   = 2
 )
-
-// lineCache holds the cleaned frame lines of samples whose root frame
-// does (java) or does not start with "java": entry e is line key e of set.
-type lineCache struct {
-	set  *byteSet
-	seg  []uint32 // entry e's segment id, or dropped
-	next []uint32 // the two entries that followed e last (2e, 2e+1), or noEntry
-}
 
 // lineRef is a plain frame line and the offset of its key.
 type lineRef struct {
@@ -240,7 +305,7 @@ func (f *folder) flush() {
 		shared := p.ents[m-k:]
 		f.follows(shared[0])
 		for _, e := range shared {
-			if s := f.lc.seg[e]; s != dropped {
+			if s := f.lc.seg(e); s != dropped {
 				f.ids = append(f.ids, s)
 			}
 		}
@@ -265,27 +330,28 @@ func (f *folder) cachedLine(raw, key []byte) uint32 {
 	c := f.lc
 	e := noEntry
 	if f.prev != noEntry {
-		next := c.next[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
-		for i, n := range next {
-			if n != noEntry && string(c.set.at(n)) == string(key) {
-				e = n
-				next[0], next[i] = n, next[0]
-				break
-			}
+		n0, n1 := c.next(f.prev)
+		switch {
+		case n0 != noEntry && string(c.key(n0)) == string(key):
+			e = n0
+		case n1 != noEntry && string(c.key(n1)) == string(key):
+			e = n1
+			c.setNext(f.prev, n1, n0)
 		}
 	}
 	if e == noEntry {
-		h := c.set.hash(key)
+		h := c.hash(key)
 		var hit bool
-		if e, hit = c.set.find(key, h); !hit {
+		if e, hit = c.find(key, h); !hit {
 			if e = f.newEntry(raw, key, h); e == noEntry {
-				return noEntry // weird: not cached, counted each time
+				f.prev = noEntry
+				return noEntry // weird, or the cache is full: not cached
 			}
 		}
 		f.follows(e)
 	}
 	f.prev = e
-	if s := c.seg[e]; s != dropped {
+	if s := c.seg(e); s != dropped {
 		f.ids = append(f.ids, s)
 	}
 	return e
@@ -296,9 +362,8 @@ func (f *folder) follows(e uint32) {
 	if f.prev == noEntry {
 		return
 	}
-	next := f.lc.next[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
-	if next[0] != e {
-		next[0], next[1] = e, next[0]
+	if n0, _ := f.lc.next(f.prev); n0 != e {
+		f.lc.setNext(f.prev, e, n0)
 	}
 }
 
@@ -308,7 +373,8 @@ const noEntry = ^uint32(0)
 // newEntry cleans a frame line not seen before and caches the outcome
 // under key, whose hash is h. The outcome depends only on key (the blanks
 // and the ASCII address before it are trimmed away by any path), f.java
-// and the options. A weird line is counted and not cached (noEntry).
+// and the options. A weird line is counted and not cached (noEntry), as
+// is, with its frame added here, a line the full cache has no room for.
 func (f *folder) newEntry(raw, key []byte, h uint64) uint32 {
 	l := raw
 	if !isASCII(raw) {
@@ -323,10 +389,10 @@ func (f *folder) newEntry(raw, key []byte, h uint64) uint32 {
 	if !drop {
 		id = f.intern(seg)
 	}
-	c := f.lc
-	e := c.set.add(key, h)
-	c.seg = append(c.seg, id)
-	c.next = append(c.next, noEntry, noEntry)
+	e, ok := f.lc.add(key, h, id)
+	if !ok && id != dropped {
+		f.ids = append(f.ids, id) // not cached: the caller adds nothing
+	}
 	return e
 }
 
