@@ -75,25 +75,23 @@ func Sanitize(p []byte) []byte {
 
 // clean reports whether p has nothing Sanitize would change. Every byte
 // perflab prints passes here (a flame fold writes ~15 MB), so it reads
-// eight bytes at a time and looks at single bytes only in a word holding
-// a control byte (newlines, tabs), DEL or 0xc2.
+// eight bytes at a time and looks at single bytes only in a word that
+// is not all printable ASCII (newlines, tabs, UTF-8, DEL, controls).
 func clean(p []byte) bool {
-	i := 0
-	for ; i+8 <= len(p); i += 8 {
-		w := binary.LittleEndian.Uint64(p[i:])
-		if !suspect(w) {
-			continue
+	for q := p; len(q) > 0; {
+		if len(q) >= 8 {
+			if !suspect(binary.LittleEndian.Uint64(q)) {
+				q = q[8:]
+				continue
+			}
 		}
-		for j := i; j < i+8; j++ {
+		i := len(p) - len(q)
+		for j := i; j < i+min(8, len(q)); j++ {
 			if dirty(p, j) {
 				return false
 			}
 		}
-	}
-	for ; i < len(p); i++ {
-		if dirty(p, i) {
-			return false
-		}
+		q = q[min(8, len(q)):]
 	}
 	return true
 }
@@ -104,13 +102,14 @@ func dirty(p []byte, i int) bool {
 	return (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f || (c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f)
 }
 
-// suspect reports whether word w holds a byte below 0x20, 0x7f or 0xc2
-// (exact for "holds one": the borrow of the subtraction only ever runs
-// past a byte that itself matches).
+// suspect reports whether word w holds a byte outside 0x20…0x7e: below
+// 0x20 (the subtraction's borrow only ever runs past a byte that is
+// itself below 0x20, so "holds one" is exact), or from 0x7f up (adding
+// one sets the high bit of 0x7f; the carry out of 0xff is past a byte
+// whose own high bit is set).
 func suspect(w uint64) bool {
 	const low, high = 0x0101010101010101, 0x8080808080808080
-	has0 := func(x uint64) uint64 { return (x - low) &^ x & high }
-	return (w-0x20*low)&^w&high|has0(w^0x7f*low)|has0(w^0xc2*low) != 0
+	return ((w-0x20*low)&^w|(w+low)|w)&high != 0
 }
 
 // styleLen is the length of the CSI sequence at p if it is one perflab

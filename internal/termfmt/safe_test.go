@@ -2,6 +2,7 @@ package termfmt
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,27 @@ func TestCleanMatchesByteRule(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Runs of bytes near the edges, where borrows and carries between
+	// the bytes of a word could mislead.
+	edges := []byte{0, 0x1f, 0x20, 0x21, '\n', 0x7e, 0x7f, 0x80, 0x9f, 0xa0, 0xc2, 0xfe, 0xff, 'a'}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		p := make([]byte, 1+rng.IntN(24))
+		for i := range p {
+			p[i] = edges[rng.IntN(len(edges))]
+		}
+		if got, want := clean(p), slow(p); got != want {
+			t.Fatalf("clean(%q) = %v, byte rule says %v", p, got, want)
+		}
+	}
+}
+
+// BenchmarkSanitizeClean: the cost a byte of ordinary output pays.
+func BenchmarkSanitizeClean(b *testing.B) {
+	p := bytes.Repeat([]byte("redis-server;[unknown];__libc_start_call_main;main;aeMain;aeProcessEvents 12345\n"), 1<<14)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		Sanitize(p)
 	}
 }
