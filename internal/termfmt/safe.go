@@ -75,23 +75,27 @@ func Sanitize(p []byte) []byte {
 
 // clean reports whether p has nothing Sanitize would change. Every byte
 // perflab prints passes here (a flame fold writes ~15 MB), so it reads
-// eight bytes at a time and looks at single bytes only in a word that
-// is not all printable ASCII (newlines, tabs, UTF-8, DEL, controls).
+// 32 bytes at a time and looks at single bytes only in a block that is
+// not all printable ASCII (newlines, tabs, UTF-8, DEL, controls).
 func clean(p []byte) bool {
-	for q := p; len(q) > 0; {
-		if len(q) >= 8 {
-			if !suspect(binary.LittleEndian.Uint64(q)) {
-				q = q[8:]
-				continue
-			}
+	i := 0
+	for ; i+32 <= len(p); i += 32 {
+		b := p[i : i+32 : i+32]
+		m := suspect(binary.LittleEndian.Uint64(b)) | suspect(binary.LittleEndian.Uint64(b[8:])) |
+			suspect(binary.LittleEndian.Uint64(b[16:])) | suspect(binary.LittleEndian.Uint64(b[24:]))
+		if m == 0 {
+			continue
 		}
-		i := len(p) - len(q)
-		for j := i; j < i+min(8, len(q)); j++ {
+		for j := i; j < i+32; j++ {
 			if dirty(p, j) {
 				return false
 			}
 		}
-		q = q[min(8, len(q)):]
+	}
+	for ; i < len(p); i++ {
+		if dirty(p, i) {
+			return false
+		}
 	}
 	return true
 }
@@ -102,14 +106,14 @@ func dirty(p []byte, i int) bool {
 	return (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f || (c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f)
 }
 
-// suspect reports whether word w holds a byte outside 0x20…0x7e: below
+// suspect is non-zero when word w holds a byte outside 0x20…0x7e: below
 // 0x20 (the subtraction's borrow only ever runs past a byte that is
 // itself below 0x20, so "holds one" is exact), or from 0x7f up (adding
 // one sets the high bit of 0x7f; the carry out of 0xff is past a byte
 // whose own high bit is set).
-func suspect(w uint64) bool {
+func suspect(w uint64) uint64 {
 	const low, high = 0x0101010101010101, 0x8080808080808080
-	return ((w-0x20*low)&^w|(w+low)|w)&high != 0
+	return ((w-0x20*low)&^w | (w + low) | w) & high
 }
 
 // styleLen is the length of the CSI sequence at p if it is one perflab

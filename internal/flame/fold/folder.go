@@ -42,22 +42,13 @@ type folder struct {
 	// Consecutive lines repeat too (a function is mostly called from the
 	// same one or two places), so each entry remembers the two entries
 	// that followed it last: a line equal to one of these predictions
-	// skips the hashing and the lookup.
+	// skips the hashing and the lookup, and a line equal byte for byte to
+	// the last line seen with one of them (the same call site in the same
+	// process: the same address) is recognised in the input before its
+	// end is looked for.
 	caches [2]lineCache // by java
 	lc     *lineCache   // the current sample's
 	prev   uint32       // this sample's last entry, or noEntry
-
-	// Consecutive samples of a thread share their outer frames, which
-	// perf prints last: a sample's plain frame lines are held (as slices
-	// of the input) until it ends, and those at its end that are equal,
-	// byte for byte, to the last lines of the same thread's previous
-	// sample take that sample's entries without a lookup. Lines
-	// are only compared while both are in the block being fed.
-	pending []lineRef         // this sample's plain frame lines not yet added
-	last    []lastFlush       // by thread slot
-	thread  uint32            // the current sample's thread slot
-	threads map[string]uint32 // "pid/tid" as printed → thread slot
-	curEnts []uint32
 
 	segs *byteSet // segments, by id
 
@@ -109,6 +100,12 @@ func (f *folder) fork() *folder {
 // feed folds whole lines; data ends with '\n' unless it is the input's end.
 func (f *folder) feed(data []byte) {
 	for len(data) > 0 {
+		if f.prev != noEntry { // within a sample's frames
+			if n := f.predicted(data); n > 0 {
+				data = data[n:]
+				continue
+			}
+		}
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			f.stats.Unterminated = true // perf script ends every line: cut short?
@@ -118,9 +115,37 @@ func (f *folder) feed(data []byte) {
 		f.line(data[:i])
 		data = data[i+1:]
 	}
-	// Held lines are slices of data, which the caller reuses.
-	f.flush()
-	f.forget()
+}
+
+// predicted folds the line at the start of data if it is, byte for byte
+// and up to its '\n', the last line seen with one of the two entries
+// predicted to follow f.prev; it returns the bytes taken (0 if none).
+func (f *folder) predicted(data []byte) int {
+	c := f.lc
+	n0, n1 := c.next(f.prev)
+	e := noEntry
+	var l []byte
+	if n0 != noEntry {
+		if l = c.line(n0); len(l) > 0 && len(data) > len(l) && data[len(l)] == '\n' && string(data[:len(l)]) == string(l) {
+			e = n0
+		}
+	}
+	if e == noEntry && n1 != noEntry {
+		if l = c.line(n1); len(l) > 0 && len(data) > len(l) && data[len(l)] == '\n' && string(data[:len(l)]) == string(l) {
+			e = n1
+			c.setNext(f.prev, n1, n0)
+		}
+	}
+	if e == noEntry {
+		return 0
+	}
+	f.stats.Lines++
+	f.clean = false
+	f.prev = e
+	if s := c.seg(e); s != dropped {
+		f.ids = append(f.ids, s)
+	}
+	return len(l) + 1
 }
 
 // line folds one line (without its '\n').
@@ -129,7 +154,9 @@ func (f *folder) line(raw []byte) {
 	if f.inEvent && !f.skip && len(raw) > 0 && (raw[0] == '\t' || raw[0] == ' ') {
 		if off, ok := f.lineKey(raw); ok {
 			f.clean = false
-			f.pending = append(f.pending, lineRef{raw, off})
+			if e := f.cachedLine(raw, raw[off:]); e != noEntry {
+				f.lc.setPrefix(e, raw[:off])
+			}
 			return
 		}
 	}
@@ -264,66 +291,6 @@ const (
 	classHex   = 2
 )
 
-// lineRef is a plain frame line and the offset of its key.
-type lineRef struct {
-	raw []byte
-	off int
-}
-
-// lastFlush is the previous flush of a thread: its lines and entries.
-type lastFlush struct {
-	lines []lineRef
-	ents  []uint32
-	java  int // the cache the entries are of
-}
-
-// flush adds the held frame lines, in order: the leading ones through the
-// cache, the trailing ones equal to the previous flush's from its entries.
-func (f *folder) flush() {
-	n := len(f.pending)
-	if n == 0 {
-		return
-	}
-	for int(f.thread) >= len(f.last) {
-		f.last = append(f.last, lastFlush{})
-	}
-	p := &f.last[f.thread]
-	if p.java != f.java { // the thread's comm changed (exec): other cache
-		p.lines, p.java = p.lines[:0], f.java
-	}
-	m := len(p.lines)
-	k := 0
-	for k < n && k < m && p.ents[m-1-k] != noEntry &&
-		string(f.pending[n-1-k].raw) == string(p.lines[m-1-k].raw) {
-		k++
-	}
-	ents := f.curEnts[:0]
-	for _, l := range f.pending[:n-k] {
-		ents = append(ents, f.cachedLine(l.raw, l.raw[l.off:]))
-	}
-	if k > 0 {
-		shared := p.ents[m-k:]
-		f.follows(shared[0])
-		for _, e := range shared {
-			if s := f.lc.seg(e); s != dropped {
-				f.ids = append(f.ids, s)
-			}
-		}
-		ents = append(ents, shared...)
-		f.prev = shared[k-1]
-	}
-	p.lines, f.pending = f.pending, p.lines[:0]
-	p.ents, f.curEnts = ents, p.ents[:0]
-}
-
-// forget drops the held lines of previous samples: the block they are
-// slices of is about to be reused.
-func (f *folder) forget() {
-	for i := range f.last {
-		f.last[i].lines = f.last[i].lines[:0]
-	}
-}
-
 // cachedLine adds the frame of a plain frame line: the predicted entry if
 // its key is this line's, else the cached entry, else a new one.
 func (f *folder) cachedLine(raw, key []byte) uint32 {
@@ -409,7 +376,6 @@ func (f *folder) intern(seg []byte) uint32 {
 
 // finish counts a last sample that was not followed by a blank line.
 func (f *folder) finish() {
-	f.flush()
 	if len(f.ids) > 0 {
 		f.afterEvent()
 	}
@@ -419,12 +385,9 @@ func (f *folder) finish() {
 func (f *folder) reset() {
 	f.inEvent, f.skip, f.hasPeriod, f.clean = false, false, false, true
 	f.ids, f.prev = f.ids[:0], noEntry
-	f.pending = f.pending[:0]
-	f.forget()
 }
 
 func (f *folder) afterEvent() {
-	f.flush()
 	if len(f.ids) > 0 {
 		k := binary.LittleEndian.AppendUint32(f.key[:0], f.pnameID)
 		for _, id := range f.ids {
@@ -455,20 +418,6 @@ func (f *folder) eventLine(line []byte) {
 		f.inEvent = false
 		return
 	}
-	// pid and tid are adjacent in line ("pid/tid", or the tid alone).
-	th := tid
-	if string(pid) != "?" {
-		th = line[end-1-len(pid)-1-len(tid) : end-1]
-	}
-	slot, ok := f.threads[string(th)]
-	if !ok {
-		if f.threads == nil {
-			f.threads = map[string]uint32{}
-		}
-		slot = uint32(len(f.threads))
-		f.threads[string(th)] = slot
-	}
-	f.thread = slot
 	// The event is the last word before the second ':' after the pid;
 	// the word before it, if numeric, is the sample period. Anything
 	// after a third field is a one-frame stack printed on the same line.
@@ -581,7 +530,7 @@ func (f *folder) stackLine(line []byte) {
 	if f.skip {
 		return
 	}
-	f.flush()
+	f.prev = noEntry // the predictions are of cached lines only
 	seg, drop, ok := f.segment(line)
 	if !ok {
 		f.weird(&f.stats.WeirdStacks, line)
