@@ -116,7 +116,7 @@ func (c *lineCache) find(b []byte, h uint64) (uint32, bool) {
 func (c *lineCache) add(b []byte, h uint64, seg uint32) (e uint32, ok bool) {
 	size := recKey + (len(b)+3)&^3
 	o := len(c.rec)
-	if o+size > maxRec || len(b) >= 1<<24 {
+	if uint64(o+size) > maxRec || len(b) >= 1<<24 {
 		return noEntry, false
 	}
 	if 2*(c.n+1) > len(c.slots) {
