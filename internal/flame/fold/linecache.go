@@ -42,7 +42,7 @@ func newLineCache(size int) lineCache {
 	for n < 2*size {
 		n *= 2
 	}
-	return lineCache{rec: make([]byte, 0, size*64), slots: make([]uint64, n), seed: maphash.MakeSeed()}
+	return lineCache{rec: make([]byte, 0, size*128), slots: make([]uint64, n), seed: maphash.MakeSeed()}
 }
 
 func (c *lineCache) hash(b []byte) uint64 { return maphash.Bytes(c.seed, b) }

@@ -19,7 +19,7 @@ func TestStacksSortedAsText(t *testing.T) {
 	roots := []string{"java", "java-1", "java.x", "j"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
-		f := newFolder(Options{})
+		f := newFolder(Options{}, 0)
 		for _, r := range roots {
 			f.pnames[r] = uint32(len(f.pnameOf))
 			f.pnameOf = append(f.pnameOf, []byte(r))

@@ -67,7 +67,7 @@ func foldSource(src *source, opt Options) (res *Result, err error) {
 		opt.PID = true
 	}
 	defer holdGC()()
-	main := newFolder(opt)
+	main := newFolder(opt, len(src.mem))
 	all := main // the folder that ends up with every stack
 	switch {
 	case opt.Threads > 1:
@@ -236,7 +236,7 @@ func streamParallel(src *source, main *folder, threads int) (workers []*folder, 
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := main.fork()
+		w := main.fork(len(src.mem) / threads)
 		workers[i] = w
 		wg.Add(1)
 		go func(i int) {
