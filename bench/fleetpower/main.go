@@ -1,12 +1,13 @@
-// Command fleetpower prints the fleet outlier rule's power table of
+// Command fleetpower prints the fleet outlier rule's power tables of
 // docs/fleet-scale.md ("Power at few runs per host"): for each run noise σ
 // and number of runs per host, the share of trials in which one planted
-// host is called an outlier (all its runs 20% lower, all 5% lower, only
-// its newest run 20% lower) and the false hosts per A/A fleet (no host
-// planted). It simulates with the fleet package's own rule
-// (fleet.PowerSim), seeded: the same flags print the same table.
+// host is called an outlier (all its runs 20% slower, all 5% slower, only
+// its newest run 20% slower) and the false hosts per A/A fleet (no host
+// planted); then the same for mixed fleets, where every second host has
+// a single run. It simulates with the fleet package's own rule
+// (fleet.PowerSim), seeded: the same flags print the same tables.
 //
-//	go run ./bench/fleetpower                      # the doc's table (1,000 trials per cell)
+//	go run ./bench/fleetpower                      # the doc's tables (1,000 trials per cell)
 //	go run ./bench/fleetpower --trials 200 --seed 7
 package main
 
@@ -29,16 +30,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fleetpower: flags only: --trials ≥ 1, --hosts ≥ 3, --host-spread ≥ 0, --seed")
 		os.Exit(2)
 	}
-	ks := []int{1, 2, 3, 5, 10, 20}
+	base := fleet.PowerSim{Hosts: *hosts, HostSpread: *spread, Trials: *trials, Seed: *seed}
 	fmt.Printf("%d hosts, host spread %.1f%%, %d trials per cell, seed %d\n\n", *hosts, *spread*100, *trials, *seed)
+	table(base, []float64{0.004, 0.02, 0.05}, []int{1, 2, 3, 5, 10, 20}, 0)
+	fmt.Printf("\nMixed fleets: every second host has 1 run; the others and the planted host have k.\n\n")
+	table(base, []float64{0.02, 0.05}, []int{2, 5, 10}, 1)
+}
+
+func table(base fleet.PowerSim, sigmas []float64, ks []int, other int) {
 	fmt.Println("| run noise σ | runs per host | all runs 20% slower | all runs 5% slower | newest run 20% slower | false hosts per A/A fleet |")
 	fmt.Println("|---|---|---|---|---|---|")
-	for _, sigma := range []float64{0.004, 0.02, 0.05} {
+	for _, sigma := range sigmas {
 		var cols [4][]string
 		for _, k := range ks {
 			sim := func(effect float64, plant fleet.Planted) fleet.PowerResult {
-				return fleet.PowerSim{Hosts: *hosts, Runs: k, HostSpread: *spread, RunNoise: sigma, Effect: effect,
-					Plant: plant, Trials: *trials, Seed: *seed}.Simulate()
+				p := base
+				p.Runs, p.OtherRuns, p.RunNoise, p.Effect, p.Plant = k, other, sigma, effect, plant
+				return p.Simulate()
 			}
 			cols[0] = append(cols[0], pct(sim(0.2, fleet.PlantAll).Power))
 			cols[1] = append(cols[1], pct(sim(0.05, fleet.PlantAll).Power))

@@ -255,12 +255,13 @@ func (b *Builder) Report() *Report {
 	return rep
 }
 
-// metric is a's metric: each host's value and noise, the fleet's median
-// and spread, and the outliers with their separating facts (read only).
+// metric is a's metric: each host's value and noise, the fleet's run
+// noise and each host's standard error, the fleet's median and spread,
+// and the outliers with their separating facts (read only).
 func (a *metricAcc) metric(facts []fact) Metric {
 	m := a.m
 	m.Hosts = make([]HostValue, 0, len(a.medians))
-	var dev []float64
+	var dev, pool []float64
 	for h, meds := range a.medians {
 		// meds are finite (AddMedian) and this report's own: sorted in
 		// place, then Median's and mad's values without their copies.
@@ -275,12 +276,39 @@ func (a *metricAcc) metric(facts []fact) Metric {
 			}
 			slices.Sort(dev)
 			hv.Noise = MADScale * stats.MedianSorted(dev)
+			if sd := sampleSD(meds); !math.IsNaN(sd) && !math.IsInf(sd, 0) {
+				pool = append(pool, stats.SDMedianUnbiased(sd, len(meds)))
+			}
 		}
 		m.Hosts = append(m.Hosts, hv)
+	}
+	if len(pool) >= MinHosts {
+		m.RunNoise = stats.Median(pool)
+	}
+	for i := range m.Hosts {
+		h := &m.Hosts[i]
+		h.SE = medianSE(h.Noise, m.RunNoise, h.Runs)
 	}
 	sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
 	outliers(&m, facts)
 	return m
+}
+
+// medianSE is the standard error of a host's value, the median of its k
+// run medians: √(π/2)·σ/√k with σ the larger of its own between-run noise
+// and the fleet's (Metric.RunNoise); 0 when neither is known.
+func medianSE(own, fleet float64, k int) float64 {
+	sigma := math.Max(own, fleet)
+	if k < 1 || !(sigma > 0) {
+		return 0
+	}
+	return stats.MedianSE(sigma, k)
+}
+
+// sampleSD is the standard deviation (n−1) of xs.
+func sampleSD(xs []float64) float64 {
+	_, v := meanVar(xs)
+	return math.Sqrt(v)
 }
 
 // eachOnCPUs calls fn(0) … fn(n-1) on every CPU; the calls must be

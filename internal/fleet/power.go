@@ -25,6 +25,7 @@ const (
 // report's).
 type PowerSim struct {
 	Hosts, Runs          int
+	OtherRuns            int // when > 0: every second other host has this many runs instead
 	HostSpread, RunNoise float64
 	Effect               float64 // 0.2: the planted runs take 20% longer
 	Plant                Planted
@@ -53,10 +54,14 @@ func (p PowerSim) Simulate() PowerResult {
 		a := &metricAcc{m: Metric{Probe: "sim", Metric: "x", Unit: "1/s", Better: "higher"}, medians: make(map[string][]float64, p.Hosts)}
 		for i, name := range names {
 			host := 100 * (1 + p.HostSpread*rng.NormFloat64())
-			meds := make([]float64, p.Runs)
+			k := p.Runs
+			if p.OtherRuns > 0 && i%2 == 1 {
+				k = p.OtherRuns
+			}
+			meds := make([]float64, k)
 			for j := range meds {
 				meds[j] = host * (1 + p.RunNoise*rng.NormFloat64())
-				if i == 0 && (p.Plant == PlantAll || p.Plant == PlantNewest && j == p.Runs-1) {
+				if i == 0 && (p.Plant == PlantAll || p.Plant == PlantNewest && j == k-1) {
 					meds[j] -= host * slow
 				}
 			}
