@@ -261,7 +261,8 @@ func (b *Builder) Report() *Report {
 func (a *metricAcc) metric(facts []fact) Metric {
 	m := a.m
 	m.Hosts = make([]HostValue, 0, len(a.medians))
-	var dev, pool []float64
+	var dev []float64
+	pool := make([]float64, 0, len(a.medians))
 	for h, meds := range a.medians {
 		// meds are finite (AddMedian) and this report's own: sorted in
 		// place, then Median's and mad's values without their copies.
