@@ -286,24 +286,9 @@ func (a *metricAcc) metric(facts []fact) Metric {
 	if len(pool) >= MinHosts {
 		m.RunNoise = stats.Median(pool)
 	}
-	for i := range m.Hosts {
-		h := &m.Hosts[i]
-		h.SE = medianSE(h.Noise, m.RunNoise, h.Runs)
-	}
 	sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
 	outliers(&m, facts)
 	return m
-}
-
-// medianSE is the standard error of a host's value, the median of its k
-// run medians: √(π/2)·σ/√k with σ the larger of its own between-run noise
-// and the fleet's (Metric.RunNoise); 0 when neither is known.
-func medianSE(own, fleet float64, k int) float64 {
-	sigma := math.Max(own, fleet)
-	if k < 1 || !(sigma > 0) {
-		return 0
-	}
-	return stats.MedianSE(sigma, k)
 }
 
 // sampleSD is the standard deviation (n−1) of xs.

@@ -162,10 +162,9 @@ type Metric struct {
 // HostValue is one host's value of a metric.
 type HostValue struct {
 	Host    string  `json:"host"`
-	Value   float64 `json:"value"`               // median of its runs' medians
-	Runs    int     `json:"runs"`                // how many runs
-	Noise   float64 `json:"noise,omitempty"`     // 1.4826·MAD of its run medians (≥2 runs)
-	SE      float64 `json:"median_se,omitempty"` // standard error of Value (see the package doc)
+	Value   float64 `json:"value"`           // median of its runs' medians
+	Runs    int     `json:"runs"`            // how many runs
+	Noise   float64 `json:"noise,omitempty"` // 1.4826·MAD of its run medians (≥2 runs)
 	Outlier bool    `json:"outlier,omitempty"`
 }
 
@@ -404,7 +403,7 @@ func outliers(m *Metric, facts []fact) {
 		if math.Abs(d) <= OutlierK*m.Spread {
 			continue
 		}
-		if h.SE > 0 && math.Abs(d) <= OutlierK*h.SE {
+		if se := m.SE(*h); se > 0 && math.Abs(d) <= OutlierK*se {
 			continue
 		}
 		h.Outlier = true
@@ -425,6 +424,20 @@ func outliers(m *Metric, facts []fact) {
 		g := OutlierGroup{Direction: side.dir, Worse: worse, Hosts: side.hosts, Facts: separate(m, side.hosts, facts)}
 		m.Outliers = append(m.Outliers, g)
 	}
+}
+
+// SE is the standard error of h's value, the median of its k run
+// medians: √(π/2)·max(σ, σ_fleet)/√k with σ its Noise and σ_fleet the
+// metric's RunNoise (see the package doc); 0 when neither is known. The
+// report's JSON leaves it out (a float per host and metric, a quarter of
+// a large report): it follows from the host's noise and runs and the
+// metric's run_noise.
+func (m *Metric) SE(h HostValue) float64 {
+	sigma := math.Max(h.Noise, m.RunNoise)
+	if h.Runs < 1 || !(sigma > 0) {
+		return 0
+	}
+	return stats.MedianSE(sigma, h.Runs)
 }
 
 // outlierWorse: the host's value lies on the metric's bad side of the

@@ -58,10 +58,10 @@ func fleetCentre(m *fleet.Metric) string {
 }
 
 // fleetHostRuns is "3 runs, SE 12": a host value's runs and standard error.
-func fleetHostRuns(v fleet.HostValue) string {
+func fleetHostRuns(m *fleet.Metric, v fleet.HostValue) string {
 	t := fmt.Sprintf("%d runs", v.Runs)
-	if v.SE > 0 {
-		t += ", SE " + numfmt.Num(v.SE)
+	if se := m.SE(v); se > 0 {
+		t += ", SE " + numfmt.Num(se)
 	}
 	return t
 }
@@ -151,7 +151,7 @@ func fleetText(w io.Writer, r *fleet.Report) error {
 			var hs []string
 			for _, h := range g.Hosts {
 				v := fleetValue(m, h)
-				hs = append(hs, fmt.Sprintf("%s %s %s (%s)", h, numfmt.Num(v.Value), m.Unit, fleetHostRuns(v)))
+				hs = append(hs, fmt.Sprintf("%s %s %s (%s)", h, numfmt.Num(v.Value), m.Unit, fleetHostRuns(m, v)))
 			}
 			p("    %s: %s\n", fleetLabel(&g), strings.Join(hs, "; "))
 			if len(g.Facts) == 0 {
