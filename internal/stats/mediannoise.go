@@ -7,7 +7,7 @@ import "math"
 // overstates it (k = 1: by 25%, k = 2: 25%, k = 3: 8%, k = 5: 5%; the
 // exact values are σ, 0.707σ, 0.670σ, 0.536σ), which errs towards not
 // calling a host an outlier.
-var MedianSEFactor = math.Sqrt(math.Pi / 2)
+const MedianSEFactor = 1.2533141373155003 // math.Sqrt(math.Pi / 2)
 
 // MedianSE is the standard error of the median of k values with standard
 // deviation sigma, MedianSEFactor·sigma/√k (NaN for k < 1).
