@@ -14,7 +14,7 @@ func TestChiSquaredMedian(t *testing.T) {
 			t.Errorf("ChiSquaredMedian(%d) = %.4f, want %.4f within 0.8%%", df, got, want)
 		}
 	}
-	if MedianSEFactor != math.Sqrt(math.Pi/2) {
+	if math.Abs(MedianSEFactor-math.Sqrt(math.Pi/2)) > 1e-15 {
 		t.Errorf("MedianSEFactor %v, want √(π/2) = %v", MedianSEFactor, math.Sqrt(math.Pi/2))
 	}
 	if !math.IsNaN(ChiSquaredMedian(0)) || !math.IsNaN(SDMedianUnbiased(1, 1)) || !math.IsNaN(MedianSE(1, 0)) {
