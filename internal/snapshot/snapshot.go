@@ -64,6 +64,12 @@ type Options struct {
 	// is left out here too, and a view of a container's network namespace
 	// always takes the full walk.
 	Sysctls []string
+	// NoTools leaves out the tools collector (where sysbench, fio… are on
+	// PATH: a stat per tool and directory, about 160 on a typical PATH).
+	// The audit judges no tool, so `perflab audit` skips it; Tools stays
+	// empty and Unavailable["tools"] says why. TestNoToolsSameFindings
+	// proves the findings unchanged on every fixture tree.
+	NoTools bool
 }
 
 // collector carries what every area collector needs.
