@@ -13,8 +13,9 @@
 #             just before), on 2 goroutines as the audit's collector halves;
 #             and the same on 1 goroutine. Its median is the floor of "a
 #             process that reads these files on this kernel".
-# and prints, per command, the median wall time, CPU time (user+system,
-# from wait4's rusage) and minor page faults. audit − version is the work;
+# in a fresh random order each round, and prints, per command, the median
+# wall time, CPU time (user+system, from wait4's rusage) and minor page
+# faults. audit − version is the work;
 # version − hello is what perflab's size and initialisers add to a Go
 # process; audit − floor is what perflab adds to the reads themselves.
 # CPU time and page faults are the figures a loaded machine disturbs least.
@@ -50,7 +51,7 @@ else
 fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$RUNS" "$tmp" "${OLD:-}" "$floor" <<'PY'
-import os, statistics, subprocess, sys, time
+import os, random, statistics, subprocess, sys, time
 runs, tmp, old, floor = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 cmds = [("hello", [f"{tmp}/hello/hello"]),
         ("perflab --version", [f"{tmp}/perflab", "--version"]),
@@ -62,8 +63,11 @@ if old:
     cmds += [("old --version", [old, "--version"]), ("old audit --format json", [old, "audit", "--format", "json"])]
 res = {n: [] for n, _ in cmds}
 devnull = os.open(os.devnull, os.O_WRONLY)
+rng = random.Random(1)
 for i in range(runs + 3):
-    for name, argv in cmds:
+    # A fresh order each round: a command's place in the round (after a
+    # heavy one, say) must not bias it.
+    for name, argv in rng.sample(cmds, len(cmds)):
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=devnull, stderr=devnull)
         _, status, ru = os.wait4(p.pid, 0)
@@ -87,6 +91,9 @@ if floor:
     print(f"the reads alone (floor − hello): wall {f[0]-h[0]:.1f} ms, CPU {f[1]-h[1]:.1f} ms (sys {f[3]-h[3]:.1f}), {f[4]-h[4]:.0f} page faults")
     print(f"perflab above the read floor (audit − floor): wall {a[0]-f[0]:.1f} ms, CPU {a[1]-f[1]:.1f} ms, {a[4]-f[4]:.0f} page faults")
     verdict = "a machine limit for this file set" if f[0] > 10 else "under 10 ms: the gap to the budget is perflab's"
+    load = os.getloadavg()[0]
+    if load > os.cpu_count() / 2:
+        verdict += f" — but the load average is {load:.1f}: wall times measure the neighbours, re-run on a quiet machine"
     print(f"read floor median {f[0]:.1f} ms wall: {verdict}")
 PY
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
