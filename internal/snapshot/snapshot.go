@@ -83,6 +83,9 @@ type collector struct {
 	// cpuinfo is /proc/cpuinfo parsed once for the host and cpu
 	// collectors (virtualisation needs its flags); see cpuInfo().
 	cpuinfo *cpuInfo
+	// mountinfo holds each mountinfo file parsed once for the snapshot,
+	// shared by both halves (host, mounts and cgroup read perflab's own).
+	mountinfo *mountInfoCache
 }
 
 // miss records that a fact is unavailable and why.
@@ -131,7 +134,7 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	if opt.Root != "" {
 		s.Root = opt.Root
 	}
-	c := &collector{fs: fs, opt: opt, s: s}
+	c := &collector{fs: fs, opt: opt, s: s, mountinfo: &mountInfoCache{}}
 	var err error
 	if c.proc, err = fs.Proc(); err != nil {
 		c.miss("proc", hostfs.Reason("/proc", err))
@@ -157,7 +160,7 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 func collectAreas(c *collector) {
 	s := c.s
 	side := &Snapshot{Services: map[string]Service{}, Tools: map[string]string{}, Unavailable: maps.Clone(s.Unavailable)}
-	cs := &collector{fs: c.fs, proc: c.proc, sys: c.sys, opt: c.opt, s: side}
+	cs := &collector{fs: c.fs, proc: c.proc, sys: c.sys, opt: c.opt, s: side, mountinfo: c.mountinfo}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for _, area := range sideCollectors {
