@@ -8,11 +8,12 @@
 #     and, as the start-up floor, `perflab --version`): median, and mean
 #     user+system CPU time;
 #  3. bench/startup.sh on the same binary: start-up against work (a Go
-#     hello world, --version, audit interleaved; median CPU and page faults).
+#     hello world, --version, audit and the audit's read floor,
+#     bench/audit-floor, interleaved; median wall, CPU and page faults).
 # Load average is printed before and after: on a shared 2-core machine wall
 # times measure the neighbours too; CPU time much less so.
 #
-#   bench/audit.sh            # COUNT=10 samples; about 30 s on a quiet machine
+#   bench/audit.sh            # COUNT=10 samples; about 1.5 min on a quiet machine
 #   COUNT=20 RUNS=100 bench/audit.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
