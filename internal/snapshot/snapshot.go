@@ -86,6 +86,24 @@ type collector struct {
 	// mountinfo holds each mountinfo file parsed once for the snapshot,
 	// shared by both halves (host, mounts and cgroup read perflab's own).
 	mountinfo *mountInfoCache
+	// nicDevs is each NIC's resolved /sys/class/net/NAME/device, asked
+	// for by three collectors' steps (PCI address, NUMA node, MSI IRQs).
+	nicDevs sync.Map // name → nicDev
+}
+
+type nicDev struct {
+	path string
+	err  error
+}
+
+// nicDevice resolves /sys/class/net/<name>/device once per snapshot.
+func (c *collector) nicDevice(name string) (string, error) {
+	if d, ok := c.nicDevs.Load(name); ok {
+		return d.(nicDev).path, d.(nicDev).err
+	}
+	p, err := c.fs.Resolve("/sys/class/net/" + name + "/device")
+	c.nicDevs.Store(name, nicDev{p, err})
+	return p, err
 }
 
 // miss records that a fact is unavailable and why.
