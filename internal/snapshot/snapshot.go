@@ -177,7 +177,7 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 // collector to NICs).
 func collectAreas(c *collector) {
 	s := c.s
-	side := &Snapshot{Services: map[string]Service{}, Tools: map[string]string{}, Unavailable: maps.Clone(s.Unavailable)}
+	side := &Snapshot{Sysctl: map[string]string{}, Services: map[string]Service{}, Tools: map[string]string{}, Unavailable: maps.Clone(s.Unavailable)}
 	cs := &collector{fs: c.fs, proc: c.proc, sys: c.sys, opt: c.opt, s: side, mountinfo: c.mountinfo}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -189,26 +189,29 @@ func collectAreas(c *collector) {
 		area(c)
 	}
 	wg.Wait()
-	s.Block, s.Mounts, s.Cgroup, s.Load, s.Limits, s.Process = side.Block, side.Mounts, side.Cgroup, side.Load, side.Limits, side.Process
+	s.Memory, s.Block, s.Mounts, s.Cgroup, s.Load, s.Limits, s.Process = side.Memory, side.Block, side.Mounts, side.Cgroup, side.Load, side.Limits, side.Process
+	maps.Copy(s.Sysctl, side.Sysctl)
 	maps.Copy(s.Services, side.Services)
 	maps.Copy(s.Tools, side.Tools)
 	maps.Copy(s.Unavailable, side.Unavailable)
 }
 
-// mainCollectors fill Host, CPU, Memory, Kernel, Sysctl, IRQs and Net;
-// sideCollectors the rest (collectAreas).
+// mainCollectors fill Host, CPU, Kernel, IRQs and Net; sideCollectors
+// the rest (collectAreas). The halves cost about the same CPU in a live
+// audit (3.8 and 3.7 ms CPU, summed from each collector's under load; with
+// Memory and Sysctl in the first half they were 4.5 and 3.0).
 var (
 	mainCollectors = []func(*collector){
 		collectHost,
 		collectCPU,
 		collectPower,
-		collectMemory,
 		collectKernel,
-		collectSysctl,
 		collectIRQ,
 		collectNet,
 	}
 	sideCollectors = []func(*collector){
+		collectSysctl,
+		collectMemory,
 		collectBlock,
 		collectMounts,
 		collectCgroup,
