@@ -32,7 +32,7 @@ function med(s,   v, n, i, j, t) {
   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
   return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
-END { for (i = 1; i <= m; i++) { k = order[i]; printf "in-process snapshot (%s sysctls) + audit|%.1f ms|%.1f ms\n", k == "audit" ? "the audit'"'"'s" : "all", med(w[k]) / 1e6, med(c[k]) } }')
+END { for (i = 1; i <= m; i++) { k = order[i]; printf "in-process snapshot (%s) + audit|%.1f ms|%.1f ms\n", k == "audit" ? "the audit'"'"'s sysctls, no tools" : "all sysctls and tools", med(w[k]) / 1e6, med(c[k]) } }')
 
 bin=""
 if command -v hyperfine >/dev/null; then
