@@ -66,8 +66,9 @@ type index struct {
 	pending int       // pairs and audits not yet computed
 	err     error     // the last refresh's error
 
-	building bool
-	cache    string // the cache file, "" for none
+	building  bool
+	pageFills int    // hosts pages' fills running (hosts.go)
+	cache     string // the cache file, "" for none
 }
 
 // indexCacheVersion changes when the entries' meaning does (the verdict
@@ -228,31 +229,47 @@ func (s *Server) ensureLoaded(ctx context.Context) error {
 	return s.readAggregate(ctx)
 }
 
-// fillPair computes one pair's drift (outside the lock) and stores it in
-// the index's current entry for the same host, probe and signature. p may
-// be an entry a later read of the aggregate replaced (a request's read
-// racing the background build's, or a refresh): the result belongs to
-// whichever entry the index holds now, else the page would keep a
-// replaced entry's verdict, the index's entry would stay pending forever
-// and the pending count would go negative.
-func (s *Server) fillPair(ctx context.Context, host string, p *pairEntry) error {
+// pairJob is one pair of a host to compute.
+type pairJob struct {
+	host string
+	p    *pairEntry
+}
+
+// fillPairs computes the drifts of pairs (their runs read together,
+// outside the lock) and stores each in the index's current entry for the
+// same host, probe and signature. An entry may have been replaced by a
+// later read of the aggregate (a request's read racing the background
+// build's, or a refresh): the result belongs to whichever entry the index
+// holds now, else the page would keep a replaced entry's verdict, the
+// index's entry would stay pending forever and the pending count would go
+// negative. Pairs computed meanwhile (by a page, or the build) are skipped.
+func (s *Server) fillPairs(ctx context.Context, jobs []pairJob) error {
+	type want struct{ host, probe, sig string }
+	var ws []want
+	var phs []store.ProbeHost
 	s.ix.mu.Lock()
-	probe, sig := p.Probe, p.Sig
-	cur := s.ix.pairOf(host, probe, sig)
-	if cur == nil || cur.Done {
-		s.ix.mu.Unlock()
+	for _, j := range jobs {
+		cur := s.ix.pairOf(j.host, j.p.Probe, j.p.Sig)
+		if cur == nil || cur.Done {
+			continue
+		}
+		ws = append(ws, want{j.host, cur.Probe, cur.Sig})
+		phs = append(phs, store.ProbeHost{Probe: cur.Probe, Host: j.host, Runs: cur.Runs, Newest: cur.Newest})
+	}
+	s.ix.mu.Unlock()
+	if len(phs) == 0 {
 		return nil
 	}
-	ph := store.ProbeHost{Probe: probe, Host: host, Runs: cur.Runs, Newest: cur.Newest}
-	s.ix.mu.Unlock()
-	d, err := s.driftOf(ctx, ph)
+	ds, err := s.driftsOf(ctx, phs)
 	if err != nil {
 		return err
 	}
 	s.ix.mu.Lock()
-	if cur := s.ix.pairOf(host, probe, sig); cur != nil && !cur.Done {
-		cur.Done, cur.Drift = true, d
-		s.ix.pending--
+	for i, w := range ws {
+		if cur := s.ix.pairOf(w.host, w.probe, w.sig); cur != nil && !cur.Done {
+			cur.Done, cur.Drift = true, ds[i]
+			s.ix.pending--
+		}
 	}
 	s.ix.mu.Unlock()
 	return nil
@@ -303,12 +320,26 @@ func generalWorkload() *audit.Workload {
 }
 
 // fillHosts computes what the given hosts lack, with at most workers
-// comparisons at once.
+// chunks of pairs (or audits) at once. A chunk is at most
+// store.PairRunsMost pairs whose runs one query reads; fewer when that
+// would leave a worker idle (a page's 100 pairs are two chunks of 50 on
+// two workers, not one of 64 and one of 36).
 func (s *Server) fillHosts(ctx context.Context, hs []*hostEntry, workers int) error {
 	type job struct {
-		h *hostEntry
-		p *pairEntry
+		h     *hostEntry // audit h
+		pairs []pairJob
 	}
+	var todo []pairJob
+	s.ix.mu.Lock()
+	for _, h := range hs {
+		for _, p := range h.Pairs {
+			if !p.Done {
+				todo = append(todo, pairJob{h.Host, p})
+			}
+		}
+	}
+	s.ix.mu.Unlock()
+	chunk := min(store.PairRunsMost, max(1, (len(todo)+workers-1)/workers))
 	jobs := make(chan job)
 	errc := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -317,11 +348,11 @@ func (s *Server) fillHosts(ctx context.Context, hs []*hostEntry, workers int) er
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				if j.p == nil {
+				if j.h != nil {
 					s.fillAudit(ctx, j.h)
 					continue
 				}
-				if err := s.fillPair(ctx, j.h.Host, j.p); err != nil {
+				if err := s.fillPairs(ctx, j.pairs); err != nil {
 					select {
 					case errc <- err:
 					default:
@@ -330,17 +361,18 @@ func (s *Server) fillHosts(ctx context.Context, hs []*hostEntry, workers int) er
 			}
 		}()
 	}
-	for _, h := range hs {
-		s.ix.mu.Lock()
-		pairs := append([]*pairEntry(nil), h.Pairs...)
-		s.ix.mu.Unlock()
-		if ctx.Err() != nil {
-			break
+	// The pairs in host order, each chunk followed by the audits of its
+	// hosts: a console restarted half-way keeps whole hosts.
+	next := 0
+	for start := 0; start < len(todo) && ctx.Err() == nil; start += chunk {
+		part := todo[start:min(start+chunk, len(todo))]
+		jobs <- job{pairs: part}
+		for ; next < len(hs) && (start+chunk >= len(todo) || hs[next].Host != part[len(part)-1].host); next++ {
+			jobs <- job{h: hs[next]}
 		}
-		jobs <- job{h: h}
-		for _, p := range pairs {
-			jobs <- job{h: h, p: p}
-		}
+	}
+	for ; next < len(hs) && ctx.Err() == nil; next++ {
+		jobs <- job{h: hs[next]}
 	}
 	close(jobs)
 	wg.Wait()

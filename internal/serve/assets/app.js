@@ -84,12 +84,14 @@
           return el('div', { 'class': 'drift ' + (x.verdict === 'worse' || x.verdict === 'better' ? x.verdict : 'flat'), title: x.reason || '' }, [
             x.probe + ' ' + (x.delta_pct === null ? '' : pct(x.delta_pct) + ci + ' ') + x.verdict + (x.host_drift ? ' (host drift)' : '') + ' ',
             link('/history', { probe: x.probe, host: h.host, metric: x.metric }, 'change points')]);
-        });
+        }).concat((h.pending_probes || []).map(function (p) {
+          return el('div', { 'class': 'drift flat pending' }, p + ' verdict being computed (refresh)');
+        }));
         return el('tr', { 'data-host': h.host }, [
           el('td', null, link('/history', { host: h.host }, h.host)),
           el('td', null, s.kernel || '–'), el('td', null, s.cpu ? s.cpu + ' ×' + s.threads : '–'),
           el('td', null, s.memory_gib ? s.memory_gib + ' GiB' : '–'),
-          el('td', null, fail.length ? fail : (h.snapshot ? 'none' : 'no snapshot')),
+          el('td', null, fail.length ? fail : (h.audit_pending ? 'being computed (refresh)' : h.snapshot ? 'none' : 'no snapshot')),
           el('td', null, day(h.last_run)), el('td', null, link('/runs', { host: h.host }, String(h.runs))),
           el('td', null, drift.length ? drift : '–'),
           el('td', null, [link('/audit', { host: h.host }, 'audit'), ' ', link('/snapshots', { host: h.host }, 'snapshots'), ' ',
