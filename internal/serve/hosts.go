@@ -130,8 +130,12 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 		return nil, err
 	}
 	d.Workload = w.Name
-	if err := s.ensureLoaded(ctx); err != nil {
+	deadline := time.Now().Add(pageWait)
+	if loaded, err := s.loadedBy(ctx, deadline); err != nil {
 		return nil, err
+	} else if !loaded {
+		d.Probes, d.Index = []string{}, s.indexState()
+		return &result{View: "hosts", Title: "perflab: hosts", Data: &d}, nil
 	}
 	var labelled map[string]bool
 	if d.Label != "" {
@@ -139,7 +143,7 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 			return nil, err
 		}
 	}
-	page, err := s.pageOf(ctx, &d, labelled)
+	page, err := s.pageOf(ctx, &d, labelled, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +158,10 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 // computes itself before it orders them; beyond it, only its own rows'.
 const syncFill = 64
 
-// pageWait is how long a hosts page waits for its own rows' pending
-// verdicts and audits (the first start of a console on a large store)
-// before it answers with those computed by then; the rest are computed on
-// and shown by the next request. 50 rows of 2 probes are 100 comparisons
+// pageWait is how long a hosts page waits for the store's hosts and its
+// own rows' pending verdicts and audits (the first start of a console on
+// a large store) before it answers with those read and computed by then;
+// the rest are read and computed on and shown by the next request. 50 rows of 2 probes are 100 comparisons
 // of 31 runs, about 0.3 s of two CPUs (10 probes: 1.5 s): a page cannot
 // wait for them within its 100 ms.
 const pageWait = 50 * time.Millisecond
@@ -173,7 +177,7 @@ const maxPageFills = 2
 // otherwise the page's own rows are (twice: a row whose verdict was
 // pending may move off the page) within pageWait, and the page says how
 // many verdicts the order still lacks and which of its rows' are pending.
-func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool) ([]*hostEntry, error) {
+func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool, deadline time.Time) ([]*hostEntry, error) {
 	workers := max(1, runtime.NumCPU())
 	match, pending := s.matchHosts(d, labelled)
 	if pending > 0 && pending <= syncFill {
@@ -181,7 +185,6 @@ func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bo
 			return nil, err
 		}
 	}
-	deadline := time.Now().Add(pageWait)
 	var page []*hostEntry
 	for range 2 {
 		page = s.selectHosts(d, labelled)

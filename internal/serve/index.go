@@ -67,8 +67,11 @@ type index struct {
 	err     error     // the last refresh's error
 
 	building  bool
-	pageFills int    // hosts pages' fills running (hosts.go)
-	cache     string // the cache file, "" for none
+	serving   bool          // under Serve: the background build reads the aggregate too
+	reading   chan struct{} // closed when the aggregate read in flight ends; nil when none
+	readErr   error         // the last aggregate read's error
+	pageFills int           // hosts pages' fills running (hosts.go)
+	cache     string        // the cache file, "" for none
 }
 
 // indexCacheVersion changes when the entries' meaning does (the verdict
@@ -168,13 +171,25 @@ func (ix *index) setHosts(hs []*hostEntry) {
 // with the entries already computed (kept where the signature and the
 // snapshot are the same).
 func (s *Server) readAggregate(ctx context.Context) error {
-	pairs, snaps, err := s.st.ConsoleIndex(ctx)
-	if err != nil {
-		return err
-	}
 	ix := &s.ix
+	done := make(chan struct{})
+	ix.mu.Lock()
+	ix.reading = done
+	ix.mu.Unlock()
+	defer func() {
+		ix.mu.Lock()
+		if ix.reading == done {
+			ix.reading = nil
+		}
+		ix.mu.Unlock()
+		close(done)
+	}()
+	pairs, snaps, err := s.st.ConsoleIndex(ctx)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.readErr = err; err != nil {
+		return err
+	}
 	old := ix.byName
 	byName := map[string]*hostEntry{}
 	var hs []*hostEntry
@@ -227,6 +242,49 @@ func (s *Server) ensureLoaded(ctx context.Context) error {
 		return nil
 	}
 	return s.readAggregate(ctx)
+}
+
+// loadedBy is ensureLoaded for the hosts page of a console under Serve,
+// whose first start reads the aggregate in the background (a pass over
+// every run: a second on a million): the page waits for that read until
+// deadline, and reports false when it has not ended by then (the page
+// then says the index is being read). Outside Serve (tests, benchmarks)
+// it is ensureLoaded.
+func (s *Server) loadedBy(ctx context.Context, deadline time.Time) (bool, error) {
+	s.ix.mu.Lock()
+	loaded, serving, reading := s.ix.loaded, s.ix.serving, s.ix.reading
+	s.ix.mu.Unlock()
+	switch {
+	case loaded:
+		return true, nil
+	case !serving:
+		return true, s.ensureLoaded(ctx)
+	case reading == nil:
+		// The build has not begun its read: this request's read is
+		// the one the next requests wait for.
+		reading = make(chan struct{})
+		go func() {
+			defer close(reading)
+			if err := s.readAggregate(context.WithoutCancel(ctx)); err != nil {
+				s.log.Printf("hosts page: reading the index: %v", err)
+			}
+		}()
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-reading:
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
+	if !s.ix.loaded {
+		return false, s.ix.readErr
+	}
+	return true, nil
 }
 
 // pairJob is one pair of a host to compute.
@@ -478,6 +536,10 @@ func (s *Server) maintain(ctx context.Context) {
 
 // indexState is what the hosts page says about the index.
 type indexState struct {
+	// Loaded: the store's hosts were read (a console's first start on a
+	// large store reads them for about a second; until then the page
+	// has no hosts and says so).
+	Loaded   bool      `json:"loaded"`
 	Hosts    int       `json:"hosts"`
 	Pending  int       `json:"pending"` // verdicts and audits not computed yet (the order may change)
 	ReadAt   time.Time `json:"read_at"` // the store as of this time
@@ -487,7 +549,7 @@ type indexState struct {
 func (s *Server) indexState() indexState {
 	s.ix.mu.Lock()
 	defer s.ix.mu.Unlock()
-	return indexState{Hosts: len(s.ix.hosts), Pending: s.ix.pending, ReadAt: s.ix.readAt, Building: s.ix.building}
+	return indexState{Loaded: s.ix.loaded, Hosts: len(s.ix.hosts), Pending: s.ix.pending, ReadAt: s.ix.readAt, Building: s.ix.building}
 }
 
 // hostNames is every indexed host's name, for the selections of other

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,5 +162,45 @@ func TestHostsPagePending(t *testing.T) {
 	getJSON(t, h, "/?format=json&per=12&page=1", &later)
 	if n := check(later); n > 0 || later.Index.Pending != 0 {
 		t.Errorf("after the build: %d of the page's verdicts and %d of the index pending", n, later.Index.Pending)
+	}
+}
+
+// Under Serve, the hosts page waits for the background read of the
+// store's hosts only until its deadline: before the read ends it answers
+// that the index is being read, with no hosts (never a partial list);
+// a page that finds no read in flight starts one that outlives it.
+func TestHostsPageWhileIndexRead(t *testing.T) {
+	s := New(openRO(t, plantedStore(t)), Config{Listen: "127.0.0.1:0"})
+	h := s.Handler()
+	s.ix.mu.Lock()
+	s.ix.serving = true
+	s.ix.reading = make(chan struct{}) // the build's read, not ending
+	s.ix.mu.Unlock()
+	var d hostsDoc
+	getJSON(t, h, "/?format=json", &d)
+	if d.Index.Loaded || len(d.Hosts) != 0 || d.Total != 0 {
+		t.Fatalf("while the read is in flight: index %+v, %d hosts of %d", d.Index, len(d.Hosts), d.Total)
+	}
+	if code, body := get(t, h, "/"); code != 200 || !strings.Contains(body, `"loaded":false`) {
+		t.Errorf("HTML page while reading: %d", code)
+	}
+	s.ix.mu.Lock()
+	s.ix.reading = nil // it ended without loading (an error, say)
+	s.ix.mu.Unlock()
+	for start := time.Now(); ; {
+		getJSON(t, h, "/?format=json", &d)
+		if !d.Index.Loaded && len(d.Hosts) != 0 {
+			t.Fatalf("not loaded, yet %d hosts", len(d.Hosts))
+		}
+		if d.Index.Loaded {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatal("the page's own read never loaded the index")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d.Total != 4 || len(d.Hosts) != 4 {
+		t.Errorf("loaded: %d hosts of %d, want 4", len(d.Hosts), d.Total)
 	}
 }

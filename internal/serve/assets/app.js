@@ -69,6 +69,12 @@
         select('verdict', ['worse', 'better', 'same', 'equivalent', 'inconclusive', 'pending', 'none'], d.verdict, '(any)'),
         input('label', d.label), select('sort', ['worst', 'name'], d.sort), input('workload', d.workload === 'general' ? '' : d.workload),
         input('per', String(d.per_page), 4)]));
+      if (ix.loaded === false) {
+        // A console's first start reads the store's hosts (a pass over every run) in the background.
+        app.appendChild(el('p', { id: 'count' }, 'Reading the store’s hosts (a pass over every run: about a second on a million runs); this page reloads itself.'));
+        setTimeout(function () { location.reload(); }, 1000);
+        return;
+      }
       var first = d.page * d.per_page;
       app.appendChild(el('p', { id: 'count' }, d.total + ' host' + (d.total === 1 ? '' : 's') + ' match' + (d.total === 1 ? 'es' : '') +
         (d.total ? '; showing ' + (first + 1) + '–' + (first + d.hosts.length) : '') + (d.sort === 'worst' ? ', worst first' : ', by name') + '.' +
