@@ -460,11 +460,22 @@ func (s *Server) build(ctx context.Context) {
 	err := s.readAggregate(ctx)
 	if err == nil {
 		s.ix.mu.Lock()
-		hs := s.ix.hosts
+		hs, pending := s.ix.hosts, s.ix.pending
 		s.ix.mu.Unlock()
 		// One worker per two CPUs: the index is background work and must
-		// leave the requests (and PostgreSQL) a CPU. What is computed is
-		// saved every saveEvery, so a console restarted half-way keeps it.
+		// leave the requests (and PostgreSQL) a CPU. Except for a first
+		// build (no cache, or one cut short: most pairs pending): until
+		// it ends the hosts page lacks most verdicts and orders by the
+		// few it has, so it gets every CPU (the pages still answer in
+		// pageWait plus their own work). The CPU is decoding the runs'
+		// documents (about two thirds) and compare (a quarter): the
+		// database's part is small once a query reads 64 pairs' runs.
+		// What is computed is saved every saveEvery, so a console
+		// restarted half-way keeps it.
+		workers := max(1, runtime.NumCPU()/2)
+		if pending > firstBuild {
+			workers = max(1, runtime.NumCPU())
+		}
 		saved := make(chan struct{})
 		go func() {
 			t := time.NewTicker(saveEvery)
@@ -478,7 +489,7 @@ func (s *Server) build(ctx context.Context) {
 				}
 			}
 		}()
-		err = s.fillHosts(ctx, hs, max(1, runtime.NumCPU()/2))
+		err = s.fillHosts(ctx, hs, workers)
 		close(saved)
 	}
 	s.ix.mu.Lock()
@@ -488,6 +499,10 @@ func (s *Server) build(ctx context.Context) {
 }
 
 func (s *Server) saveCache(path string) { s.ix.saveCache(path) }
+
+// firstBuild is how many pending entries make a build a first one (on
+// every CPU): more than a refresh after new runs of a fleet usually has.
+const firstBuild = 1000
 
 // saveEvery is how often a building index is saved to its cache file.
 const saveEvery = 30 * time.Second
