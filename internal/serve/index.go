@@ -252,16 +252,36 @@ func (s *Server) ensureLoaded(ctx context.Context) error {
 // it is ensureLoaded.
 func (s *Server) loadedBy(ctx context.Context, deadline time.Time) (bool, error) {
 	s.ix.mu.Lock()
-	loaded, serving, reading := s.ix.loaded, s.ix.serving, s.ix.reading
+	loaded, serving, reading, failed := s.ix.loaded, s.ix.serving, s.ix.reading, s.ix.readErr != nil
 	s.ix.mu.Unlock()
 	switch {
 	case loaded:
 		return true, nil
 	case !serving:
 		return true, s.ensureLoaded(ctx)
+	case reading == nil && !failed:
+		// The build is about to read (after the store's signature): a
+		// second read beside it would slow both.
+		reading = make(chan struct{})
+		go func() {
+			defer close(reading)
+			for {
+				s.ix.mu.Lock()
+				r, done := s.ix.reading, s.ix.loaded || s.ix.readErr != nil
+				s.ix.mu.Unlock()
+				if r != nil {
+					<-r
+					return
+				}
+				if done || ctx.Err() != nil {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
 	case reading == nil:
-		// The build has not begun its read: this request's read is
-		// the one the next requests wait for.
+		// The last read failed: this request reads again, and the next
+		// requests wait for its read.
 		reading = make(chan struct{})
 		go func() {
 			defer close(reading)

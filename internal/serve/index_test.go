@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -166,9 +167,10 @@ func TestHostsPagePending(t *testing.T) {
 }
 
 // Under Serve, the hosts page waits for the background read of the
-// store's hosts only until its deadline: before the read ends it answers
-// that the index is being read, with no hosts (never a partial list);
-// a page that finds no read in flight starts one that outlives it.
+// store's hosts only until its deadline: before the read ends (or
+// begins) it answers that the index is being read, with no hosts (never
+// a partial list); after a failed read a page starts one that outlives
+// it.
 func TestHostsPageWhileIndexRead(t *testing.T) {
 	s := New(openRO(t, plantedStore(t)), Config{Listen: "127.0.0.1:0"})
 	h := s.Handler()
@@ -185,7 +187,14 @@ func TestHostsPageWhileIndexRead(t *testing.T) {
 		t.Errorf("HTML page while reading: %d", code)
 	}
 	s.ix.mu.Lock()
-	s.ix.reading = nil // it ended without loading (an error, say)
+	s.ix.reading = nil // ended, the build's read not begun yet
+	s.ix.mu.Unlock()
+	getJSON(t, h, "/?format=json", &d)
+	if d.Index.Loaded || len(d.Hosts) != 0 {
+		t.Fatalf("before the build's read: index %+v, %d hosts", d.Index, len(d.Hosts))
+	}
+	s.ix.mu.Lock()
+	s.ix.readErr = errors.New("the database went away") // the read failed
 	s.ix.mu.Unlock()
 	for start := time.Now(); ; {
 		getJSON(t, h, "/?format=json", &d)
