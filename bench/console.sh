@@ -132,7 +132,7 @@ print(labels[-1] if labels else "none", labels[0] if labels else "none")')
 # its wall time.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{print ($14+$15+$16+$17)/hz}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 pg_cpu() {
-	[ "$started_pg" = 1 ] || { echo 0; return; }
+	[ "$started_pg" = 1 ] || { echo nan; return; } # not this script's cluster: not measured
 	local pm t
 	pm=$(head -1 "$pgdata/postmaster.pid")
 	t=$(cpu_s "$pm")
@@ -158,7 +158,7 @@ for _ in $(seq 1 "${INDEX_WAIT:-1800}"); do # every 2 s (0.1 s until listed)
 done
 done_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
 serve_cpu=$(cpu_s "$serve_pid")
-pg_cpu_s=$(python3 -c "print(round($(pg_cpu) - $pg0, 1))")
+pg_cpu_s=$(python3 -c "print(round(float('$(pg_cpu)') - float('$pg0'), 1))")
 worse=$(curl -sS "$base/?format=json&verdict=worse&per=500" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], " ".join(h["host"] for h in d["hosts"][:3]))')
 if [ "${FIRST_ONLY:-0}" = 1 ]; then # the first start's figures only
 	printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print($first*1000)")"
