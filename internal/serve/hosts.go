@@ -382,13 +382,15 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 // (store.PairRuns: the runs RunsBatch reads for each, two queries per
 // store.PairRunsMost pairs instead of five per pair). A pair's newest run
 // is among its runs unless runs were added or deleted since the pair was
-// read, and is then read alone, as driftOf does. out[i] is phs[i]'s.
-func (s *Server) driftsOf(ctx context.Context, phs []store.ProbeHost) ([]*drift, error) {
+// read, and is then read alone, as driftOf does. out[i] is phs[i]'s, or
+// errs[i] the pair's error (its newest run deleted meanwhile, say) when
+// only that pair failed; err is the batch's.
+func (s *Server) driftsOf(ctx context.Context, phs []store.ProbeHost) (out []*drift, errs []error, err error) {
 	runs, err := s.st.PairRuns(ctx, phs, driftRuns+1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]*drift, len(phs))
+	out, errs = make([]*drift, len(phs)), make([]error, len(phs))
 	for i, ph := range phs {
 		var latest *run.Run
 		for _, r := range runs[i] {
@@ -398,13 +400,13 @@ func (s *Server) driftsOf(ctx context.Context, phs []store.ProbeHost) ([]*drift,
 			}
 		}
 		if latest == nil {
-			if latest, err = s.st.Run(ctx, ph.Newest); err != nil {
-				return nil, err
+			if latest, errs[i] = s.st.Run(ctx, ph.Newest); errs[i] != nil {
+				continue
 			}
 		}
 		out[i] = driftFrom(ph, latest, runs[i])
 	}
-	return out, nil
+	return out, errs, nil
 }
 
 // driftFrom is driftOf's verdict on the runs it read: latest, the pair's

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -338,19 +339,23 @@ func (s *Server) fillPairs(ctx context.Context, jobs []pairJob) error {
 	if len(phs) == 0 {
 		return nil
 	}
-	ds, err := s.driftsOf(ctx, phs)
+	ds, errs, err := s.driftsOf(ctx, phs)
 	if err != nil {
 		return err
 	}
 	s.ix.mu.Lock()
 	for i, w := range ws {
+		if errs[i] != nil {
+			err = cmp.Or(err, errs[i]) // the pair stays pending; the others are kept
+			continue
+		}
 		if cur := s.ix.pairOf(w.host, w.probe, w.sig); cur != nil && !cur.Done {
 			cur.Done, cur.Drift = true, ds[i]
 			s.ix.pending--
 		}
 	}
 	s.ix.mu.Unlock()
-	return nil
+	return err
 }
 
 // pairOf is the index's current entry of a host's probe with signature

@@ -39,7 +39,7 @@ func BenchmarkIndexDrift(b *testing.B) {
 	b.Run("batched", func(b *testing.B) {
 		for b.Loop() {
 			for i := 0; i < len(phs); i += store.PairRunsMost {
-				if _, err := s.driftsOf(ctx, phs[i:min(i+store.PairRunsMost, len(phs))]); err != nil {
+				if _, _, err := s.driftsOf(ctx, phs[i:min(i+store.PairRunsMost, len(phs))]); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -62,9 +62,15 @@ func TestDriftsOfSameAsDriftOf(t *testing.T) {
 			t.Fatalf("an older run of %s on %s: %v", phs[0].Probe, phs[0].Host, err)
 		}
 		phs = append(phs, store.ProbeHost{Probe: phs[0].Probe, Host: phs[0].Host, Newest: older[0].ID})
-		got, err := s.driftsOf(ctx, phs)
+		// And one whose newest run was deleted meanwhile: that pair
+		// fails alone.
+		gone := store.ProbeHost{Probe: phs[1].Probe, Host: phs[1].Host, Newest: "deleted-meanwhile"}
+		got, errs, err := s.driftsOf(ctx, append(slices.Clone(phs), gone))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(errs, func(e error) bool { return e != nil }); i != len(phs) {
+			t.Fatalf("the first pair failing is %d (%v), want only the deleted run's, %d", i, errs, len(phs))
 		}
 		worse := 0
 		for i, ph := range phs {
