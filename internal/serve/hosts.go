@@ -161,9 +161,9 @@ const syncFill = 64
 // pageWait is how long a hosts page waits for the store's hosts and its
 // own rows' pending verdicts and audits (the first start of a console on
 // a large store) before it answers with those read and computed by then;
-// the rest are read and computed on and shown by the next request. 50 rows of 2 probes are 100 comparisons
-// of 31 runs, about 0.3 s of two CPUs (10 probes: 1.5 s): a page cannot
-// wait for them within its 100 ms.
+// the rest are read and computed on and shown by the next request. 50
+// rows of 2 probes are 100 comparisons of 31 runs, about 0.3 s of two
+// CPUs (10 probes: 1.5 s): a page cannot wait for them within its 100 ms.
 const pageWait = 50 * time.Millisecond
 
 // maxPageFills bounds the pages' fills running at once (each on every
