@@ -396,10 +396,19 @@ func (s *Store) ConsoleIndex(ctx context.Context) ([]PairSig, []HostSnap, error)
 	return pairs, snaps, rows.Err()
 }
 
-// HostsWithLabel lists the hosts that have runs labelled label (through
-// the runs (label, started) index).
+// HostsWithLabel lists the hosts that have runs labelled label: from
+// host_labels (schema 7: one index range, a row per host), or on an older
+// store opened read-only from runs (every run under the label).
 func (s *Store) HostsWithLabel(ctx context.Context, label string) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT host FROM runs WHERE label = ?`), label)
+	kept, err := s.keepsHostLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT host FROM host_labels WHERE label = ?`
+	if !kept {
+		q = `SELECT DISTINCT host FROM runs WHERE label = ?`
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), label)
 	if err != nil {
 		return nil, err
 	}

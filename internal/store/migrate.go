@@ -117,6 +117,21 @@ var migrations = [][]string{
 			PRIMARY KEY (host, probe, metric, params, unit, better)
 		)`,
 	},
+	// 7: per host and label, how many of the host's runs carry it
+	// (hostlabels.go), written with each run, so the console's label
+	// filter reads at most a row per host instead of every run under the
+	// label. Filled from runs in the same step (one INSERT … SELECT …
+	// GROUP BY).
+	{
+		`CREATE TABLE host_labels (
+			host  TEXT NOT NULL,
+			label TEXT NOT NULL,
+			runs  BIGINT NOT NULL,
+			PRIMARY KEY (host, label)
+		)`,
+		`CREATE INDEX host_labels_label ON host_labels (label, host)`,
+		backfillHostLabelsSQL,
+	},
 }
 
 // stepHooks[i] runs in migration i's transaction after its statements:
