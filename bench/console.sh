@@ -8,7 +8,9 @@
 #   PERFLAB_CONSOLE_DSN=postgres://… bench/console.sh         # measure an existing store (read only)
 #
 # Knobs: HOSTS (10000), RUNS per probe and host (50: 2 probes → 1,000,000
-# runs), COLD restarts per page (10), WARM requests per page (200).
+# runs), COLD restarts per page (10), WARM requests per page (200),
+# ONLY (a regular expression: measure only the pages whose name matches,
+# e.g. ONLY='label|compare').
 #
 # COLD is the first request of a page after 'perflab serve' starts (a new
 # process: new connections to PostgreSQL, empty caches in the server; the
@@ -124,7 +126,7 @@ print(labels[-1] if labels else "none", labels[0] if labels else "none")')
 rm -rf "$cache"
 t0=$(date +%s.%N)
 start_serve
-get / "$work/first"
+get / "$work/first" || echo nan >"$work/first" # over the deadline: the row says so, the rest is measured
 first=$(cat "$work/first")
 for _ in $(seq 1 "${INDEX_WAIT:-1800}"); do # every 2 s
 	pending=$(curl -sS "$base/?format=json&per=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["index"]["pending"])')
@@ -153,7 +155,7 @@ pages=(
 	"flame (no --flame)|/flame"
 )
 stop_serve
-printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print($first*1000)")"
+printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print(float('$first')*1000)")"
 echo "| first start, index complete (every verdict and audit) | $done_s s | | |"
 echo "# hosts with a worse verdict: $worse"
 
@@ -161,6 +163,7 @@ echo "| page | cold p50 / p95 / p99 ms ($COLD restarts) | warm p50 / p95 / p99 m
 echo "|---|---|---|"
 for pg in "${pages[@]}"; do
 	name=${pg%%|*} url=${pg#*|}
+	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
 	: >"$work/cold"
 	: >"$work/warm"
 	# A page that fails (e.g. 503: over the server's request deadline) is

@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,13 +48,16 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 		return &result{View: "compare", Title: "perflab: compare", Nav: navForm,
 			Data: map[string]any{"sides": names, "labels": labels, "hosts": hs, "note": "choose two or more sides"}}, nil
 	}
-	key, err := s.compareKey(ctx, names, probe, noHistory)
+	sel, err := s.compareKey(ctx, names, probe, noHistory)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.comparison(ctx, key, names, probe, noHistory)
+	c, err := s.comparison(ctx, sel, names, probe)
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range sel.notes {
+		navForm += `<p class="pl-sel"><b>` + html.EscapeString(n) + `</b></p>`
 	}
 	return &result{View: "compare", Title: "perflab compare: " + strings.Join(names, " vs "), Nav: navForm, Data: c,
 		JSON: func(w io.Writer) error { return report.JSON(w, c) },
@@ -71,11 +75,29 @@ const (
 // maxCompareCache bounds the cache of comparisons.
 const maxCompareCache = 64
 
+// compareMostRuns bounds a label side: the console compares a label's
+// newest compareMostRuns runs, and when a side holds more it leaves out
+// the noise history (the sides' own runs, from many hosts, carry the
+// run-to-run spread) and says so, with the command that compares every
+// run. A label spanning a fleet store (a million runs) would otherwise
+// take minutes; a variable for the tests.
+var compareMostRuns = 500
+
+// selection is what a comparison is of: its cache key (the ids of the
+// runs of every side and of the noise history), whether the noise
+// history is read, and what the page must say about bounded sides.
+type selection struct {
+	key       string
+	noHistory bool
+	notes     []string
+}
+
 // comparison computes the comparison of the sides, or returns the one
 // computed before for the same key: the same runs on every side and in
 // the history, which never change once stored (a run id is written once;
 // a deleted or added run changes the key).
-func (s *Server) comparison(ctx context.Context, key string, names []string, probe string, noHistory bool) (*compare.Comparison, error) {
+func (s *Server) comparison(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
+	key, noHistory := sel.key, sel.noHistory
 	s.mu.Lock()
 	c, ok := s.compares[key]
 	s.mu.Unlock()
@@ -101,6 +123,7 @@ func (s *Server) comparison(ctx context.Context, key string, names []string, pro
 	if err != nil {
 		return nil, badf("%v", err)
 	}
+	c.Notes = append(slices.Clip(sel.notes), c.Notes...)
 	s.mu.Lock()
 	if len(s.compares) >= maxCompareCache {
 		clear(s.compares)
@@ -112,8 +135,31 @@ func (s *Server) comparison(ctx context.Context, key string, names []string, pro
 
 // compareKey names a selection by the ids of the runs it resolves to, on
 // each side and in the noise history, read from the index without loading
-// any run but one named by id.
-func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (string, error) {
+// any run but one named by id. A label side of more than compareMostRuns
+// runs is bounded to its newest (bounded says so) and then no side reads
+// the noise history.
+func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (selection, error) {
+	var sel selection
+	sides := make([][]store.RunRef, len(names))
+	for i, n := range names {
+		refs, err := s.sideRefs(ctx, n, probe)
+		if err != nil {
+			return sel, err
+		}
+		sides[i] = refs
+		note, err := s.bounded(ctx, n, refs)
+		if err != nil {
+			return sel, err
+		}
+		if note != "" {
+			sel.notes = append(sel.notes, note)
+		}
+	}
+	if len(sel.notes) > 0 {
+		sel.notes = append(sel.notes, fmt.Sprintf("The console compares at most %d runs of a label, without the noise history of earlier runs; every run: perflab compare %s --db STORE", compareMostRuns, shellQuote(names)))
+		noHistory = true
+	}
+	sel.noHistory = noHistory
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q %q %v", names, probe, noHistory)
 	seen := map[[2]string]bool{}
@@ -125,12 +171,8 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 			keys = append(keys, k)
 		}
 	}
-	for _, n := range names {
+	for _, refs := range sides {
 		b.WriteString(" |")
-		refs, err := s.sideRefs(ctx, n, probe)
-		if err != nil {
-			return "", err
-		}
 		for _, r := range refs {
 			note(r)
 		}
@@ -138,24 +180,48 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	if !noHistory {
 		b.WriteString(" |")
 		for _, k := range keys {
-			refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Probe: k[0], Host: k[1], Limit: historyRuns}})
+			refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Probe: k[0], Host: k[1], Limit: historyRuns}, CountMost: historyRuns})
 			if err != nil {
-				return "", err
+				return sel, err
 			}
 			for _, r := range refs {
 				b.WriteString(" " + r.ID)
 			}
 		}
 	}
-	return b.String(), nil
+	sel.key = b.String()
+	return sel, nil
 }
 
-// sideRefs is the runs side() resolves name to, as list entries.
+// bounded is the note for a label side that holds more than
+// compareMostRuns runs (refs are its newest), or "".
+func (s *Server) bounded(ctx context.Context, name string, refs []store.RunRef) (string, error) {
+	if strings.HasPrefix(name, "host:") || len(refs) < compareMostRuns {
+		return "", nil
+	}
+	n, err := s.st.LabelRuns(ctx, name)
+	if err != nil || n <= compareMostRuns {
+		return "", err
+	}
+	return fmt.Sprintf("%s: the newest %d of its %d runs", name, compareMostRuns, n), nil
+}
+
+// shellQuote is names as shell words.
+func shellQuote(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "'" + strings.ReplaceAll(n, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+// sideRefs is the runs side() resolves name to, as list entries: a
+// label's newest compareMostRuns.
 func (s *Server) sideRefs(ctx context.Context, name, probe string) ([]store.RunRef, error) {
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
 		return s.st.NewestOfHost(ctx, host, probe)
 	}
-	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: 1 << 30}})
+	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: compareMostRuns}, CountMost: 1})
 	if err != nil || len(refs) > 0 {
 		return refs, err
 	}
@@ -177,7 +243,7 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
 		runs, err = s.newestPerProbe(ctx, host, probe)
 	} else {
-		runs, err = s.st.RunsBatch(ctx, store.Filter{Label: name})
+		runs, err = s.st.RunsBatch(ctx, store.Filter{Label: name, Limit: compareMostRuns})
 	}
 	if err != nil {
 		return side, err
@@ -198,12 +264,16 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 		return side, &notFound{"no runs for " + name}
 	}
 	side.Runs = runs
+	// The comparison explains by the snapshot of the side's first run
+	// that has one stored (compare.SideInfo), so the others are not read:
+	// a side of 500 runs from as many hosts would read 500 documents.
 	for _, r := range runs {
-		if r.SnapshotID == "" || side.Snapshots[r.SnapshotID] != nil {
+		if r.SnapshotID == "" {
 			continue
 		}
 		if snap, err := s.st.Snapshot(ctx, r.SnapshotID); err == nil {
 			side.Snapshots[r.SnapshotID] = snap
+			break
 		}
 	}
 	return side, nil

@@ -145,3 +145,19 @@ func (s *Store) keepsHostLabels(ctx context.Context) (bool, error) {
 
 // hostLabelsFlag is the Store's memo of keepsHostLabels.
 type hostLabelsFlag = atomic.Bool
+
+// LabelRuns counts the runs labelled label: from host_labels (schema 7: a
+// row per host), or on an older store opened read-only from runs.
+func (s *Store) LabelRuns(ctx context.Context, label string) (int, error) {
+	kept, err := s.keepsHostLabels(ctx)
+	if err != nil {
+		return 0, err
+	}
+	q := `SELECT COALESCE(sum(runs), 0) FROM host_labels WHERE label = ?`
+	if !kept {
+		q = `SELECT count(*) FROM runs WHERE label = ?`
+	}
+	var n int64
+	err = s.db.QueryRowContext(ctx, s.q(q), label).Scan(&n)
+	return int(n), err
+}
