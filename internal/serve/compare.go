@@ -97,13 +97,28 @@ type selection struct {
 // the history, which never change once stored (a run id is written once;
 // a deleted or added run changes the key).
 func (s *Server) comparison(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
-	key, noHistory := sel.key, sel.noHistory
+	key := sel.key
 	s.mu.Lock()
 	c, ok := s.compares[key]
 	s.mu.Unlock()
 	if ok {
 		return c, nil
 	}
+	c, err := s.compareSides(ctx, sel, names, probe)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.compares) >= maxCompareCache {
+		clear(s.compares)
+	}
+	s.compares[key] = c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// compareSides is comparison without the cache.
+func (s *Server) compareSides(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
 	sides := make([]compare.Side, 0, len(names))
 	for _, n := range names {
 		sd, err := s.side(ctx, n, probe)
@@ -114,22 +129,16 @@ func (s *Server) comparison(ctx context.Context, sel selection, names []string, 
 	}
 	opt := compare.Options{}
 	var err error
-	if !noHistory {
+	if !sel.noHistory {
 		if opt.History, err = s.historyOf(ctx, sides); err != nil {
 			return nil, err
 		}
 	}
-	c, err = compare.Compare(sides, opt)
+	c, err := compare.Compare(sides, opt)
 	if err != nil {
 		return nil, badf("%v", err)
 	}
 	c.Notes = append(slices.Clip(sel.notes), c.Notes...)
-	s.mu.Lock()
-	if len(s.compares) >= maxCompareCache {
-		clear(s.compares)
-	}
-	s.compares[key] = c
-	s.mu.Unlock()
 	return c, nil
 }
 

@@ -80,3 +80,27 @@ func TestCompareBoundsLabelSides(t *testing.T) {
 		t.Error("a label within the bound is compared without the noise history")
 	}
 }
+
+// The start-up prime runs only on a loaded index (a first start does not
+// wait for the index), and forgets the comparison it made: the first
+// request computes its own.
+func TestWarmForgetsItsComparison(t *testing.T) {
+	st := openRO(t, smallStore(t))
+	s := New(st, Config{Listen: "127.0.0.1:0"})
+	s.warm(t.Context())
+	if s.ix.loaded {
+		t.Error("the prime read the index on a first start")
+	}
+	if err := s.ensureLoaded(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.warm(t.Context())
+	if len(s.compares) != 0 {
+		t.Errorf("the prime left %d comparisons cached", len(s.compares))
+	}
+	var c boundedDoc
+	getJSON(t, s.Handler(), "/compare?s=host:node01&s=host:node02&format=json", &c)
+	if len(c.Pairs) != 1 || len(s.compares) != 1 {
+		t.Errorf("after the prime: %d pairs, %d cached", len(c.Pairs), len(s.compares))
+	}
+}
