@@ -188,11 +188,11 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	}
 	if !noHistory {
 		b.WriteString(" |")
-		for _, k := range keys {
-			refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Probe: k[0], Host: k[1], Limit: historyRuns}, CountMost: historyRuns})
-			if err != nil {
-				return sel, err
-			}
+		hist, err := s.st.NewestRefs(ctx, keys, historyRuns)
+		if err != nil {
+			return sel, err
+		}
+		for _, refs := range hist {
 			for _, r := range refs {
 				b.WriteString(" " + r.ID)
 			}
@@ -295,15 +295,21 @@ func (s *Server) newestPerProbe(ctx context.Context, host, probe string) ([]*run
 	if err != nil {
 		return nil, err
 	}
-	var out []*run.Run
-	for _, ref := range refs {
-		r, err := s.st.Run(ctx, ref.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	return s.runsOf(ctx, refs)
+}
+
+// runsOf loads the runs refs list, in their order, in one batch; a run
+// deleted meanwhile is not found, as Store.Run would say.
+func (s *Server) runsOf(ctx context.Context, refs []store.RunRef) ([]*run.Run, error) {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
 	}
-	return out, nil
+	runs, err := s.st.RunsByIDs(ctx, ids)
+	if err == nil && len(runs) < len(ids) {
+		err = &notFound{"a run of the selection was deleted meanwhile; load the page again"}
+	}
+	return runs, err
 }
 
 // historyOf is the earlier runs of the sides' probes on their hosts, as
@@ -322,15 +328,21 @@ func (s *Server) historyOf(ctx context.Context, sides []compare.Side) ([]*run.Ru
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].probe+keys[i].host < keys[j].probe+keys[j].host })
-	var out []*run.Run
-	for _, k := range keys {
-		runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, runs...)
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = [2]string{k.probe, k.host}
 	}
-	return out, nil
+	refs, err := s.st.NewestRefs(ctx, pairs, historyRuns)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, rs := range refs {
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+	}
+	return s.st.RunsByIDs(ctx, ids) // a run deleted meanwhile is left out, as a query per pair would
 }
 
 // compareForm is the selection above the comparison: the sides as text

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -565,4 +566,85 @@ func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*ru
 		}
 	}
 	return rows.Err()
+}
+
+// RunsByIDs loads the runs with these full ids (documents and samples, as
+// RunsBatch loads them) in the order of ids, with one query for the
+// documents and one for the samples of every sampleIDs runs; an id not
+// stored is left out. A comparison loads its sides and noise history so,
+// instead of two queries a run.
+func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
+	by := make(map[string]*run.Run, len(ids))
+	for start := 0; start < len(ids); start += sampleIDs {
+		chunk := ids[start:min(start+sampleIDs, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rs, err := s.loadRunsBatch(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			by[r.ID] = r
+		}
+	}
+	out := make([]*run.Run, 0, len(ids))
+	for _, id := range ids {
+		if r := by[id]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// refsPerQuery is how many probe and host pairs one NewestRefs query
+// reads (a compound SELECT of one term per pair; SQLite allows 500).
+const refsPerQuery = 100
+
+// NewestRefs is, for each probe and host pair (probe first), its newest n
+// runs as RunRefs lists them (newest first, ties by id bytewise), in the
+// order of pairs: one query of one indexed range per pair instead of a
+// query per pair.
+func (s *Store) NewestRefs(ctx context.Context, pairs [][2]string, n int) ([][]RunRef, error) {
+	out := make([][]RunRef, len(pairs))
+	for start := 0; start < len(pairs); start += refsPerQuery {
+		part := pairs[start:min(start+refsPerQuery, len(pairs))]
+		terms := make([]string, len(part))
+		args := make([]any, 0, 2*len(part))
+		for i, p := range part {
+			terms[i] = fmt.Sprintf(`SELECT * FROM (SELECT %d AS k, %s FROM runs WHERE probe = ? AND host = ? ORDER BY started DESC, %s LIMIT %d) t%d`,
+				start+i, runRefsColumns, s.d.byteOrder("id"), max(n, 1), i)
+			args = append(args, p[0], p[1])
+		}
+		rows, err := s.db.QueryContext(ctx, s.q(strings.Join(terms, " UNION ALL ")), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k int
+			var r RunRef
+			var at int64
+			var complete int
+			if err := rows.Scan(&k, &r.ID, &r.Label, &r.Suite, &r.Probe, &r.Host, &r.Snapshot, &at, &complete); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			r.Started, r.Complete = time.Unix(0, at).UTC(), complete != 0
+			out[k] = append(out[k], r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for _, refs := range out { // a compound SELECT keeps no order of its own
+		sort.Slice(refs, func(i, j int) bool {
+			if !refs[i].Started.Equal(refs[j].Started) {
+				return refs[i].Started.After(refs[j].Started)
+			}
+			return refs[i].ID < refs[j].ID
+		})
+	}
+	return out, nil
 }

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/perflab/perflab/internal/run"
 
 	"github.com/perflab/perflab/internal/testenv"
 )
@@ -68,4 +71,59 @@ func TestHostLabelsFollowEveryWriter(t *testing.T) {
 	testenv.Short(t)
 	pg, _ := openPG(t)
 	check(t, pg)
+}
+
+// NewestRefs is RunRefs of each pair in one query, and RunsByIDs loads
+// what RunsBatch loads, on both backends (the console's comparison reads
+// its sides and noise history with them).
+func TestNewestRefsAndRunsByIDs(t *testing.T) {
+	check := func(t *testing.T, s *Store) {
+		writeAll(t, s)
+		pairs := [][2]string{{"memory.latency", "h1"}, {"cpu", "h2"}, {"cpu", "nosuch"}, {"cpu", "h0"}, {"memory.latency", "h3"}}
+		got, err := s.NewestRefs(ctx, pairs, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got[0]) != 4 || len(got[2]) != 0 {
+			t.Fatalf("%s: NewestRefs gives %d and %d runs, want 4 and none", s.Path, len(got[0]), len(got[2]))
+		}
+		for i, p := range pairs {
+			want, _, err := s.RunRefs(ctx, Page{Filter: Filter{Probe: p[0], Host: p[1], Limit: 4}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got[i]) != fmt.Sprint(want) {
+				t.Errorf("%s %v: NewestRefs %v, RunRefs %v", s.Path, p, got[i], want)
+			}
+			batch, err := s.RunsBatch(ctx, Filter{Probe: p[0], Host: p[1], Limit: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range want {
+				ids = append(ids, r.ID)
+			}
+			byID, err := s.RunsByIDs(ctx, append(ids, "gone"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(batch) != len(want) || len(byID) != len(batch) || len(batch) > 0 && runsJSON(t, byID) != runsJSON(t, batch) {
+				t.Errorf("%s %v: RunsByIDs loads other runs than RunsBatch", s.Path, p)
+			}
+		}
+	}
+	lite, _ := openTemp(t)
+	check(t, lite)
+	testenv.Short(t)
+	pg, _ := openPG(t)
+	check(t, pg)
+}
+
+func runsJSON(t *testing.T, runs []*run.Run) string {
+	t.Helper()
+	b, err := json.Marshal(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
