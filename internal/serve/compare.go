@@ -120,10 +120,15 @@ func (s *Server) comparison(ctx context.Context, sel selection, names []string, 
 // compareSides is comparison without the cache.
 func (s *Server) compareSides(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
 	sides := make([]compare.Side, 0, len(names))
+	loaded := map[string]compare.Side{} // a side named twice (an A/A check) is read once
 	for _, n := range names {
-		sd, err := s.side(ctx, n, probe)
-		if err != nil {
-			return nil, err
+		sd, ok := loaded[n]
+		if !ok {
+			var err error
+			if sd, err = s.side(ctx, n, probe); err != nil {
+				return nil, err
+			}
+			loaded[n] = sd
 		}
 		sides = append(sides, sd)
 	}
