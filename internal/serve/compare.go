@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -75,13 +76,17 @@ const (
 // maxCompareCache bounds the cache of comparisons.
 const maxCompareCache = 64
 
-// compareMostRuns bounds a label side: the console compares a label's
-// newest compareMostRuns runs, and when a side holds more it leaves out
-// the noise history (the sides' own runs, from many hosts, carry the
-// run-to-run spread) and says so, with the command that compares every
+// compareMostRuns bounds a label side: a label of more runs is compared
+// by the newest compareProbeRuns runs of each of its probes (the newest
+// runs overall may all be of one probe), without the noise history (the
+// sides' own runs, from many hosts, carry the run-to-run and host-to-host
+// spread), and the page says so, with the command that compares every
 // run. A label spanning a fleet store (a million runs) would otherwise
-// take minutes; a variable for the tests.
-var compareMostRuns = 500
+// take minutes. Variables for the tests.
+var (
+	compareMostRuns  = 500
+	compareProbeRuns = 50
+)
 
 // selection is what a comparison is of: its cache key (the ids of the
 // runs of every side and of the noise history), whether the noise
@@ -90,6 +95,7 @@ type selection struct {
 	key       string
 	noHistory bool
 	notes     []string
+	bounded   map[string][]store.RunRef // a bounded label side's runs, by name
 }
 
 // comparison computes the comparison of the sides, or returns the one
@@ -125,7 +131,12 @@ func (s *Server) compareSides(ctx context.Context, sel selection, names []string
 		sd, ok := loaded[n]
 		if !ok {
 			var err error
-			if sd, err = s.side(ctx, n, probe); err != nil {
+			if refs, bounded := sel.bounded[n]; bounded {
+				sd, err = s.boundedSide(ctx, n, refs)
+			} else {
+				sd, err = s.side(ctx, n, probe)
+			}
+			if err != nil {
 				return nil, err
 			}
 			loaded[n] = sd
@@ -156,21 +167,29 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	var sel selection
 	sides := make([][]store.RunRef, len(names))
 	for i, n := range names {
+		if refs, ok := sel.bounded[n]; ok { // named twice
+			sides[i] = refs
+			continue
+		}
 		refs, err := s.sideRefs(ctx, n, probe)
 		if err != nil {
 			return sel, err
 		}
 		sides[i] = refs
-		note, err := s.bounded(ctx, n, refs)
+		bounded, note, err := s.bounded(ctx, n, refs)
 		if err != nil {
 			return sel, err
 		}
 		if note != "" {
+			if sel.bounded == nil {
+				sel.bounded = map[string][]store.RunRef{}
+			}
+			sides[i], sel.bounded[n] = bounded, bounded
 			sel.notes = append(sel.notes, note)
 		}
 	}
 	if len(sel.notes) > 0 {
-		sel.notes = append(sel.notes, fmt.Sprintf("The console compares at most %d runs of a label, without the noise history of earlier runs; every run: perflab compare %s --db STORE", compareMostRuns, shellQuote(names)))
+		sel.notes = append(sel.notes, fmt.Sprintf("The console compares a label of more than %d runs by the newest %d runs of each probe, without the noise history of earlier runs; every run: perflab compare %s --db STORE", compareMostRuns, compareProbeRuns, shellQuote(names)))
 		noHistory = true
 	}
 	sel.noHistory = noHistory
@@ -207,17 +226,46 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	return sel, nil
 }
 
-// bounded is the note for a label side that holds more than
-// compareMostRuns runs (refs are its newest), or "".
-func (s *Server) bounded(ctx context.Context, name string, refs []store.RunRef) (string, error) {
+// bounded is, for a label side of more than compareMostRuns runs (refs
+// are its newest), the newest compareProbeRuns runs of each probe and the
+// note saying so; nil and "" for any other side.
+func (s *Server) bounded(ctx context.Context, name string, refs []store.RunRef) ([]store.RunRef, string, error) {
 	if strings.HasPrefix(name, "host:") || len(refs) < compareMostRuns {
-		return "", nil
+		return nil, "", nil
 	}
 	n, err := s.st.LabelRuns(ctx, name)
 	if err != nil || n <= compareMostRuns {
-		return "", err
+		return nil, "", err
 	}
-	return fmt.Sprintf("%s: the newest %d of its %d runs", name, compareMostRuns, n), nil
+	probes, err := s.indexProbes(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	per, err := s.st.LabelProbeRefs(ctx, name, probes, compareProbeRuns)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []store.RunRef
+	for _, rs := range per {
+		out = append(out, rs...)
+	}
+	return out, fmt.Sprintf("%s: the newest %d runs of each probe, %d of its %d runs", name, compareProbeRuns, len(out), n), nil
+}
+
+// indexProbes lists the probes the host index knows, sorted.
+func (s *Server) indexProbes(ctx context.Context) ([]string, error) {
+	if err := s.ensureLoaded(ctx); err != nil {
+		return nil, err
+	}
+	s.ix.mu.Lock()
+	seen := map[string]bool{}
+	for _, h := range s.ix.hosts {
+		for _, pe := range h.Pairs {
+			seen[pe.Probe] = true
+		}
+	}
+	s.ix.mu.Unlock()
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // shellQuote is names as shell words.
@@ -278,19 +326,35 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 		return side, &notFound{"no runs for " + name}
 	}
 	side.Runs = runs
-	// The comparison explains by the snapshot of the side's first run
-	// that has one stored (compare.SideInfo), so the others are not read:
-	// a side of 500 runs from as many hosts would read 500 documents.
-	for _, r := range runs {
+	s.explainingSnapshot(ctx, &side)
+	return side, nil
+}
+
+// boundedSide is a bounded label side: the runs refs list.
+func (s *Server) boundedSide(ctx context.Context, name string, refs []store.RunRef) (compare.Side, error) {
+	side := compare.Side{Name: name, Snapshots: map[string]*snapshot.Snapshot{}}
+	var err error
+	if side.Runs, err = s.runsOf(ctx, refs); err != nil {
+		return side, err
+	}
+	s.explainingSnapshot(ctx, &side)
+	return side, nil
+}
+
+// explainingSnapshot reads the snapshot the comparison explains by: that
+// of the side's first run that has one stored (compare.SideInfo). The
+// others are not read: a side of 500 runs from as many hosts would read
+// 500 documents.
+func (s *Server) explainingSnapshot(ctx context.Context, side *compare.Side) {
+	for _, r := range side.Runs {
 		if r.SnapshotID == "" {
 			continue
 		}
 		if snap, err := s.st.Snapshot(ctx, r.SnapshotID); err == nil {
 			side.Snapshots[r.SnapshotID] = snap
-			break
+			return
 		}
 	}
-	return side, nil
 }
 
 // newestPerProbe is the newest run of each probe on host (of probe only,

@@ -22,15 +22,15 @@ type boundedDoc struct {
 	Notes []string `json:"notes"`
 }
 
-// A label side of more runs than the console compares is its newest
-// compareMostRuns runs, the page says so and names the command for every
-// run, and the verdicts are still compare's: the same label twice (A/A)
-// changes nothing, a label after the smallStore step against one before
-// it is a change.
+// A label side of more runs than the console compares is the newest
+// compareProbeRuns runs of each probe, the page says so (once per label)
+// and names the command for every run, and the verdicts are still
+// compare's: the same label twice (A/A) changes nothing, a label after
+// the smallStore step against one before it is a change.
 func TestCompareBoundsLabelSides(t *testing.T) {
-	old := compareMostRuns
-	compareMostRuns = 10 // of the 12 runs (6 of each probe) a label holds
-	t.Cleanup(func() { compareMostRuns = old })
+	oldMost, oldPer := compareMostRuns, compareProbeRuns
+	compareMostRuns, compareProbeRuns = 10, 5 // of the 12 runs (6 of each of 2 probes) a label holds
+	t.Cleanup(func() { compareMostRuns, compareProbeRuns = oldMost, oldPer })
 	st := openRO(t, smallStore(t))
 	h := New(st, Config{Listen: "127.0.0.1:0"}).Handler()
 
@@ -51,11 +51,12 @@ func TestCompareBoundsLabelSides(t *testing.T) {
 		}
 	}
 	notes := strings.Join(aa.Notes, "\n")
-	if !strings.Contains(notes, "node02-w001: the newest 10 of its 12 runs") || !strings.Contains(notes, "perflab compare 'node02-w001' 'node02-w001'") {
+	if !strings.Contains(notes, "node02-w001: the newest 5 runs of each probe, 10 of its 12 runs") || strings.Count(notes, "node02-w001: the newest") != 1 ||
+		!strings.Contains(notes, "perflab compare 'node02-w001' 'node02-w001'") {
 		t.Errorf("notes do not say the sides are bounded: %q", aa.Notes)
 	}
 	code, page := get(t, h, "/compare?s=node02-w001&s=node02-w001")
-	if code != 200 || !strings.Contains(page, "the newest 10 of its 12 runs") {
+	if code != 200 || !strings.Contains(page, "10 of its 12 runs") {
 		t.Errorf("the page does not say the sides are bounded (%d)", code)
 	}
 

@@ -607,14 +607,32 @@ const refsPerQuery = 100
 // order of pairs: one query of one indexed range per pair instead of a
 // query per pair.
 func (s *Store) NewestRefs(ctx context.Context, pairs [][2]string, n int) ([][]RunRef, error) {
+	return s.newestRefs(ctx, `probe = ? AND host = ?`, pairs, n)
+}
+
+// LabelProbeRefs is, for each probe, the newest n runs labelled label
+// (RunRefs' order), in the order of probes: one compound query of an
+// index range (runs (label, probe, started), schema 7) per probe. The
+// console compares a label of a million runs by these.
+func (s *Store) LabelProbeRefs(ctx context.Context, label string, probes []string, n int) ([][]RunRef, error) {
+	pairs := make([][2]string, len(probes))
+	for i, p := range probes {
+		pairs[i] = [2]string{label, p}
+	}
+	return s.newestRefs(ctx, `label = ? AND probe = ?`, pairs, n)
+}
+
+// newestRefs is the newest n runs matching where (two placeholders) for
+// each pair of arguments, in the order of pairs.
+func (s *Store) newestRefs(ctx context.Context, where string, pairs [][2]string, n int) ([][]RunRef, error) {
 	out := make([][]RunRef, len(pairs))
 	for start := 0; start < len(pairs); start += refsPerQuery {
 		part := pairs[start:min(start+refsPerQuery, len(pairs))]
 		terms := make([]string, len(part))
 		args := make([]any, 0, 2*len(part))
 		for i, p := range part {
-			terms[i] = fmt.Sprintf(`SELECT * FROM (SELECT %d AS k, %s FROM runs WHERE probe = ? AND host = ? ORDER BY started DESC, %s LIMIT %d) t%d`,
-				start+i, runRefsColumns, s.d.byteOrder("id"), max(n, 1), i)
+			terms[i] = fmt.Sprintf(`SELECT * FROM (SELECT %d AS k, %s FROM runs WHERE %s ORDER BY started DESC, %s LIMIT %d) t%d`,
+				start+i, runRefsColumns, where, s.d.byteOrder("id"), max(n, 1), i)
 			args = append(args, p[0], p[1])
 		}
 		rows, err := s.db.QueryContext(ctx, s.q(strings.Join(terms, " UNION ALL ")), args...)

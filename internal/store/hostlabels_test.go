@@ -87,6 +87,20 @@ func TestNewestRefsAndRunsByIDs(t *testing.T) {
 		if len(got[0]) != 4 || len(got[2]) != 0 {
 			t.Fatalf("%s: NewestRefs gives %d and %d runs, want 4 and none", s.Path, len(got[0]), len(got[2]))
 		}
+		probes := []string{"memory.latency", "nosuch", "cpu"}
+		byProbe, err := s.LabelProbeRefs(ctx, "a", probes, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range probes {
+			want, _, err := s.RunRefs(ctx, Page{Filter: Filter{Label: "a", Probe: p, Limit: 3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(byProbe[i]) != fmt.Sprint(want) || p != "nosuch" && len(want) != 3 {
+				t.Errorf("%s label a, probe %s: LabelProbeRefs %v, RunRefs %v", s.Path, p, byProbe[i], want)
+			}
+		}
 		for i, p := range pairs {
 			want, _, err := s.RunRefs(ctx, Page{Filter: Filter{Probe: p[0], Host: p[1], Limit: 4}})
 			if err != nil {

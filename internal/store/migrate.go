@@ -121,7 +121,8 @@ var migrations = [][]string{
 	// (hostlabels.go), written with each run, so the console's label
 	// filter reads at most a row per host instead of every run under the
 	// label. Filled from runs in the same step (one INSERT … SELECT …
-	// GROUP BY).
+	// GROUP BY). And an index for the newest runs of each probe under a
+	// label, which the console compares a label of a million runs by.
 	{
 		`CREATE TABLE host_labels (
 			host  TEXT NOT NULL,
@@ -131,6 +132,8 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX host_labels_label ON host_labels (label, host)`,
 		backfillHostLabelsSQL,
+		// the newest runs of each probe under a label (LabelProbeRefs)
+		`CREATE INDEX runs_label_probe ON runs (label, probe, started)`,
 	},
 }
 
