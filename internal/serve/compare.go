@@ -84,8 +84,8 @@ const maxCompareCache = 64
 // run. A label spanning a fleet store (a million runs) would otherwise
 // take minutes. Variables for the tests.
 var (
-	compareMostRuns  = 500
-	compareProbeRuns = 50
+	compareMostRuns  = 200
+	compareProbeRuns = 20
 )
 
 // selection is what a comparison is of: its cache key (the ids of the
