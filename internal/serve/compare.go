@@ -161,8 +161,8 @@ func (s *Server) compareSides(ctx context.Context, sel selection, names []string
 // compareKey names a selection by the ids of the runs it resolves to, on
 // each side and in the noise history, read from the index without loading
 // any run but one named by id. A label side of more than compareMostRuns
-// runs is bounded to its newest (bounded says so) and then no side reads
-// the noise history.
+// runs is bounded to the newest runs of each probe (bounded; the notes
+// say so) and then no side reads the noise history.
 func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (selection, error) {
 	var sel selection
 	sides := make([][]store.RunRef, len(names))
