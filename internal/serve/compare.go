@@ -411,7 +411,7 @@ func (s *Server) historyOf(ctx context.Context, sides []compare.Side) ([]*run.Ru
 			ids = append(ids, r.ID)
 		}
 	}
-	return s.st.RunsByIDs(ctx, ids) // a run deleted meanwhile is left out, as a query per pair would
+	return s.st.HistoryRunsByIDs(ctx, ids) // a run deleted meanwhile is left out, as a query per pair would
 }
 
 // compareForm is the selection above the comparison: the sides as text

@@ -500,6 +500,11 @@ func (s *Store) RunsBatch(ctx context.Context, f Filter) ([]*run.Run, error) {
 
 // loadRunsBatch is loadRuns with one query for all the samples.
 func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run.Run, error) {
+	return s.loadRunsWith(ctx, q, args, decodeRun)
+}
+
+// loadRunsWith is loadRunsBatch decoding each document with decode.
+func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, decode func(id, doc string) (*run.Run, error)) ([]*run.Run, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return nil, err
@@ -513,17 +518,13 @@ func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run
 			rows.Close()
 			return nil, err
 		}
-		var r run.Run
-		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+		r, err := decode(id, doc)
+		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
+			return nil, err
 		}
-		if r.Schema > run.Schema {
-			rows.Close()
-			return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, r.Schema)
-		}
-		out = append(out, &r)
-		idx[id] = &r
+		out = append(out, r)
+		idx[id] = r
 		colIDs = append(colIDs, id)
 	}
 	rows.Close()
@@ -574,6 +575,41 @@ func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*ru
 // stored is left out. A comparison loads its sides and noise history so,
 // instead of two queries a run.
 func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
+	return s.runsByIDs(ctx, ids, decodeRun)
+}
+
+// HistoryRunsByIDs is RunsByIDs keeping of each document only what a
+// comparison's noise history reads (compare's calibration and noise
+// floor: id, probe, host, suite, parameters, placement, schema) beside
+// the samples: decoding whole documents, monitor series included, was
+// half a cold two-host comparison's CPU (docs/performance.md).
+func (s *Store) HistoryRunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
+	return s.runsByIDs(ctx, ids, decodeHistoryRun)
+}
+
+// historyDoc is the part of a run document decodeHistoryRun keeps.
+type historyDoc struct {
+	Schema int               `json:"schema"`
+	ID     string            `json:"id"`
+	Suite  string            `json:"suite"`
+	Probe  string            `json:"probe"`
+	Params map[string]string `json:"params"`
+	CPUs   string            `json:"cpus"`
+	Host   string            `json:"host"`
+}
+
+func decodeHistoryRun(id, doc string) (*run.Run, error) {
+	var h historyDoc
+	if err := json.Unmarshal([]byte(doc), &h); err != nil {
+		return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
+	}
+	if h.Schema > run.Schema {
+		return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, h.Schema)
+	}
+	return &run.Run{Schema: h.Schema, ID: h.ID, Suite: h.Suite, Probe: h.Probe, Params: h.Params, CPUs: h.CPUs, Host: h.Host}, nil
+}
+
+func (s *Store) runsByIDs(ctx context.Context, ids []string, decode func(id, doc string) (*run.Run, error)) ([]*run.Run, error) {
 	by := make(map[string]*run.Run, len(ids))
 	for start := 0; start < len(ids); start += sampleIDs {
 		chunk := ids[start:min(start+sampleIDs, len(ids))]
@@ -581,7 +617,7 @@ func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error)
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rs, err := s.loadRunsBatch(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args)
+		rs, err := s.loadRunsWith(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args, decode)
 		if err != nil {
 			return nil, err
 		}

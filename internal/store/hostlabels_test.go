@@ -124,6 +124,25 @@ func TestNewestRefsAndRunsByIDs(t *testing.T) {
 			if len(batch) != len(want) || len(byID) != len(batch) || len(batch) > 0 && runsJSON(t, byID) != runsJSON(t, batch) {
 				t.Errorf("%s %v: RunsByIDs loads other runs than RunsBatch", s.Path, p)
 			}
+			// What a noise history reads of them, and only that.
+			hist, err := s.HistoryRunsByIDs(ctx, ids)
+			if err != nil || len(hist) != len(batch) {
+				t.Fatalf("%s %v: HistoryRunsByIDs: %d runs, %v", s.Path, p, len(hist), err)
+			}
+			for j, h := range hist {
+				r := batch[j]
+				lean := run.Run{Schema: r.Schema, ID: r.ID, Suite: r.Suite, Probe: r.Probe, Params: r.Params, CPUs: r.CPUs, Host: r.Host}
+				hs := *h
+				hs.Samples = nil
+				if runsJSON(t, []*run.Run{&hs}) != runsJSON(t, []*run.Run{&lean}) || h.ParamKey() != r.ParamKey() {
+					t.Errorf("%s %s: history run %+v, want %+v", s.Path, r.ID, hs, lean)
+				}
+				for _, m := range r.Metrics { // each metric's values in iteration order
+					if fmt.Sprint(h.Values(m.Name)) != fmt.Sprint(r.Values(m.Name)) {
+						t.Errorf("%s %s %s: history values %v, want %v", s.Path, r.ID, m.Name, h.Values(m.Name), r.Values(m.Name))
+					}
+				}
+			}
 		}
 	}
 	lite, _ := openTemp(t)
