@@ -8,11 +8,12 @@
 #     and, as the start-up floor, `perflab --version`): median, and mean
 #     user+system CPU time;
 #  3. bench/startup.sh on the same binary: start-up against work (a Go
-#     hello world, --version, audit interleaved; median CPU and page faults).
+#     hello world, --version, audit and the audit's read floor,
+#     bench/audit-floor, interleaved; median wall, CPU and page faults).
 # Load average is printed before and after: on a shared 2-core machine wall
 # times measure the neighbours too; CPU time much less so.
 #
-#   bench/audit.sh            # COUNT=10 samples; about 30 s on a quiet machine
+#   bench/audit.sh            # COUNT=10 samples; about 1.5 min on a quiet machine
 #   COUNT=20 RUNS=100 bench/audit.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ function med(s,   v, n, i, j, t) {
   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
   return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
-END { for (i = 1; i <= m; i++) { k = order[i]; printf "in-process snapshot (%s sysctls) + audit|%.1f ms|%.1f ms\n", k == "audit" ? "the audit'"'"'s" : "all", med(w[k]) / 1e6, med(c[k]) } }')
+END { for (i = 1; i <= m; i++) { k = order[i]; printf "in-process snapshot (%s) + audit|%.1f ms|%.1f ms\n", k == "audit" ? "the audit'"'"'s sysctls, no tools" : "all sysctls and tools", med(w[k]) / 1e6, med(c[k]) } }')
 
 bin=""
 if command -v hyperfine >/dev/null; then

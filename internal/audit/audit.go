@@ -14,6 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/knob"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/snapshot"
 )
@@ -171,25 +172,62 @@ type Finding struct {
 	Changes  []Change `json:"changes,omitempty"`
 }
 
-var catalogue = map[string]*Rule{}
+// ruleFiles register each rule file's rules. They run on the first use
+// of the catalogue, not at start-up: every perflab command, --version
+// too, would otherwise build all the rules (and the knob catalogue their
+// paths come from).
+var ruleFiles = []func(){
+	registerBlockRules,
+	registerCgroupRules,
+	registerContainerRules,
+	registerCpuRules,
+	registerFsRules,
+	registerIrqRules,
+	registerKernelRules,
+	registerLimitsRules,
+	registerMemoryRules,
+	registerNetRules,
+	registerPerfRules,
+	registerPowerRules,
+	registerProcessRules,
+	registerSecurityRules,
+	registerVirtRules,
+}
 
-// register adds rules to the catalogue; rule files call it from init.
+var (
+	catalogueOnce sync.Once
+	rulesByID     map[string]*Rule
+)
+
+// catalogue returns every rule by ID.
+func catalogue() map[string]*Rule {
+	catalogueOnce.Do(func() {
+		rulesByID = map[string]*Rule{}
+		for _, f := range ruleFiles {
+			f()
+		}
+	})
+	return rulesByID
+}
+
+// register adds rules to the catalogue; each rule file's register…Rules
+// calls it (ruleFiles).
 func register(rules ...*Rule) {
 	for _, r := range rules {
-		if _, dup := catalogue[r.ID]; dup {
+		if _, dup := rulesByID[r.ID]; dup {
 			panic("audit: duplicate rule " + r.ID)
 		}
 		if r.Check == nil || r.ID == "" || r.Why == "" || r.Knob == "" {
 			panic("audit: incomplete rule " + r.ID)
 		}
-		catalogue[r.ID] = r
+		rulesByID[r.ID] = r
 	}
 }
 
 // Rules returns the catalogue sorted by ID.
 func Rules() []*Rule {
-	out := make([]*Rule, 0, len(catalogue))
-	for _, r := range catalogue {
+	out := make([]*Rule, 0, len(catalogue()))
+	for _, r := range catalogue() {
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -198,7 +236,7 @@ func Rules() []*Rule {
 
 // Lookup returns a rule by ID.
 func Lookup(id string) (*Rule, bool) {
-	r, ok := catalogue[id]
+	r, ok := catalogue()[id]
 	return r, ok
 }
 

@@ -17,7 +17,7 @@ const (
 	srcQueueSysfs = "https://docs.kernel.org/block/queue-sysfs.html"
 )
 
-func init() {
+func registerBlockRules() {
 	register(
 		&Rule{
 			ID: "BLOCK-WRITE-CACHE", Title: "Disks cache writes (write back)", Area: "block",

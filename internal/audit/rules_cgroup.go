@@ -17,7 +17,7 @@ import (
 
 const srcBandwidth = "https://docs.kernel.org/scheduler/sched-bwc.html"
 
-func init() {
+func registerCgroupRules() {
 	register(
 		&Rule{
 			ID: "CGROUP-CPU-THROTTLED", Title: "A CPU-quota cgroup is rarely throttled", Area: "cgroup",

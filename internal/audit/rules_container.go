@@ -15,7 +15,7 @@ import (
 // not applicable. Throttling under a quota is CGROUP-CPU-THROTTLED, which
 // reads the container's cgroup here.
 
-func init() {
+func registerContainerRules() {
 	register(
 		&Rule{
 			ID: "CONTAINER-NETNS-SYSCTL", Title: "Host network tuning reaches the container", Area: "container",

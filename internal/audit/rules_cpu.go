@@ -11,7 +11,7 @@ import (
 // CPU leak between siblings, and is the host shared with untrusted code?) and
 // as a latency question (does the workload tolerate a busy sibling?).
 
-func init() {
+func registerCpuRules() {
 	register(&Rule{
 		ID:       "CPU-SMT",
 		Title:    "SMT state fits the workload and the trust policy",

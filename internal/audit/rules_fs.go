@@ -10,7 +10,7 @@ import (
 // Filesystem mount rules: online discard and access-time updates, two mount
 // options that turn reads or deletes into extra device work.
 
-func init() {
+func registerFsRules() {
 	register(
 		&Rule{
 			ID: "FS-MOUNT-DISCARD", Title: "No synchronous online discard; periodic fstrim instead", Area: "fs",

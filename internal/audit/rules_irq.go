@@ -11,7 +11,7 @@ import (
 // IRQ rules: NIC interrupts on the NIC's own NUMA node, and irqbalance not
 // undoing hand-made pinning.
 
-func init() {
+func registerIrqRules() {
 	register(
 		&Rule{
 			ID: "IRQ-NUMA-AFFINITY", Title: "NIC interrupts run on the NIC's NUMA node", Area: "irq",

@@ -6,7 +6,7 @@ import (
 
 // Kernel rules: timekeeping, preemption model and the NMI watchdog.
 
-func init() {
+func registerKernelRules() {
 	register(
 		&Rule{
 			ID:       "KERNEL-CLOCKSOURCE",

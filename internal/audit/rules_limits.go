@@ -9,7 +9,7 @@ import (
 // Resource limit rules: PIDs, open files (host-wide and per process) and
 // inotify, the limits a busy proxy or a container node runs into first.
 
-func init() {
+func registerLimitsRules() {
 	register(
 		&Rule{
 			ID: "LIMITS-PID-MAX", Title: "PID space is large enough for the host's tasks", Area: "limits",

@@ -13,7 +13,7 @@ import (
 // Memory management rules: transparent huge pages, reclaim and writeback,
 // NUMA placement, overcommit and page merging.
 
-func init() {
+func registerMemoryRules() {
 	register(
 		&Rule{
 			ID:       "MEM-THP-ENABLED",

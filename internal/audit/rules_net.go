@@ -22,7 +22,7 @@ const (
 	srcConntrack = "https://docs.kernel.org/networking/nf_conntrack-sysctl.html"
 )
 
-func init() {
+func registerNetRules() {
 	register(
 		&Rule{
 			ID: "NET-NIC-QUEUES", Title: "NIC queue (channel) count covers the CPUs local to the NIC", Area: "net",

@@ -3,7 +3,7 @@ package audit
 // Rules that decide whether perflab (and perf) can profile this host. Their
 // IDs are stable: `perflab profile` cites them when perf is refused.
 
-func init() {
+func registerPerfRules() {
 	register(
 		&Rule{
 			ID:       "PERF-EVENT-PARANOID",

@@ -14,7 +14,7 @@ import (
 // deep they may sleep (C-states). In a guest these are usually absent (the
 // hypervisor owns them) and the rules are na with the snapshot's reason.
 
-func init() {
+func registerPowerRules() {
 	register(
 		&Rule{
 			ID:       "CPU-GOVERNOR",

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"github.com/perflab/perflab/internal/knob"
 	"strings"
 
 	"github.com/perflab/perflab/internal/cpuset"
@@ -13,9 +12,7 @@ import (
 // uses transparent huge pages the way its workload wants, and whether it
 // runs on the NIC's NUMA node.
 
-var thpEnabledPath = knob.MustLookup("memory.thp.enabled").Name()
-
-func init() {
+func registerProcessRules() {
 	register(
 		&Rule{
 			ID: "PROC-ALLOCATOR", Title: "The service uses a scalable malloc", Area: "process",

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/fixture"
+	"github.com/perflab/perflab/internal/knob"
 	"github.com/perflab/perflab/internal/snapshot"
 )
 
@@ -48,12 +49,12 @@ func init() {
 		ruleCase{Rule: "PROC-THP-USE", Name: "1 GiB without huge pages for jvm", Tree: "metal", Workload: "jvm", PID: 4243, Want: Fail,
 			Edits: bigProcess("0"),
 			Check: all(observedContains("0 MiB of 1024 MiB"),
-				wantChange(thpEnabledPath, "always"), wantCurrent(thpEnabledPath, "madvise"))},
+				wantChange(thpEnabledPath(), "always"), wantCurrent(thpEnabledPath(), "madvise"))},
 		ruleCase{Rule: "PROC-THP-USE", Name: "half in huge pages for jvm", Tree: "metal", Workload: "jvm", PID: 4243, Want: Pass,
 			Edits: bigProcess("524288")},
 		ruleCase{Rule: "PROC-THP-USE", Name: "huge pages in a kv store", Tree: "metal", Workload: "kv", PID: 4243, Want: Fail,
 			Edits: bigProcess("524288"),
-			Check: all(wantChange(thpEnabledPath, "never"), wantCurrent(thpEnabledPath, "madvise"))},
+			Check: all(wantChange(thpEnabledPath(), "never"), wantCurrent(thpEnabledPath(), "madvise"))},
 		ruleCase{Rule: "PROC-THP-USE", Name: "no huge pages in a database", Tree: "metal", Workload: "database", PID: 4243, Want: Pass,
 			Edits: bigProcess("0")},
 		ruleCase{Rule: "PROC-THP-USE", Name: "3 MiB process", Tree: "metal", Workload: "jvm", PID: 4243, Want: NA},
@@ -88,3 +89,6 @@ func TestProcTHPUseJVMNeedsTheFlag(t *testing.T) {
 		t.Errorf("prctl-disabled: %s fix %q", f.Status, f.Fix)
 	}
 }
+
+// thpEnabledPath is the file the THP rules change.
+func thpEnabledPath() string { return knob.MustLookup("memory.thp.enabled").Name() }

@@ -13,7 +13,7 @@ import (
 // with untrusted code a disabled protection is the finding; on a trusted
 // single-tenant host the protection's cost is.
 
-func init() {
+func registerSecurityRules() {
 	register(
 		&Rule{
 			ID:       "KERNEL-MITIGATIONS",

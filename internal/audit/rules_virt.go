@@ -4,7 +4,7 @@ import "fmt"
 
 // Virtualisation rules: what a guest loses to its hypervisor.
 
-func init() {
+func registerVirtRules() {
 	register(&Rule{
 		ID:       "VIRT-STEAL",
 		Title:    "The hypervisor does not steal a significant share of CPU time",

@@ -136,3 +136,55 @@ func TestSysctlsNamesEveryLiteral(t *testing.T) {
 		t.Fatalf("found only %d sysctl names in the rules' source: the scan is broken", checked)
 	}
 }
+
+// `perflab audit` leaves out the tools collector (snapshot.Options.NoTools):
+// no rule judges where sysbench or fio are. On every fixture tree, for every
+// workload and trust setting, the findings must equal a full snapshot's, and
+// the snapshots may differ only in the tools and the reason they are absent.
+func TestNoToolsSameFindings(t *testing.T) {
+	opt := snapshot.Options{ID: "fixed", Root: "/", Now: time.Unix(1700000000, 0).UTC()}
+	sawTools := false
+	for _, name := range fixture.Names() {
+		fs, err := hostfs.New(fixture.Dir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := snapshot.Collect(fs, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noTools := opt
+		noTools.NoTools = true
+		part, err := snapshot.Collect(fs, noTools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(part.Tools) != 0 || part.Missing("tools.fio") == "" {
+			t.Errorf("%s: NoTools still collected tools %v (or left no reason: %q)", name, part.Tools, part.Missing("tools.fio"))
+		}
+		sawTools = sawTools || len(full.Tools) > 0
+		for k, v := range full.Unavailable {
+			if !strings.HasPrefix(k, "tools.") && part.Unavailable[k] != v {
+				t.Errorf("%s: unavailable %s: %q in the full snapshot, %q without tools", name, k, v, part.Unavailable[k])
+			}
+		}
+		for k := range part.Unavailable {
+			if _, ok := full.Unavailable[k]; !ok && k != "tools" {
+				t.Errorf("%s: %s unavailable only without tools", name, k)
+			}
+		}
+		for _, wname := range Workloads() {
+			for _, trusted := range []bool{false, true} {
+				w1, _ := LookupWorkload(wname)
+				w2, _ := LookupWorkload(wname)
+				w1.Trusted, w2.Trusted = trusted, trusted
+				if a, b := Run(full, w1), Run(part, w2); !reflect.DeepEqual(a, b) {
+					t.Errorf("%s/%s trusted=%v: the findings without tools differ from the full snapshot's", name, wname, trusted)
+				}
+			}
+		}
+	}
+	if !sawTools {
+		t.Error("no fixture tree has a tool: the comparison proves nothing")
+	}
+}

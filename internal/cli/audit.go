@@ -156,7 +156,9 @@ func loadAuditSnapshot(f *auditFlags, sysctls []string) (*snapshot.Snapshot, str
 			return nil, "", clierr.Usagef("give a running process id", "--pid %d: no such process under %s", f.pid, root)
 		}
 	}
-	s, _, t, err := collectTarget(root, f.ref, f.pid, sysctls)
+	// The tools collector only when an agent keeps this snapshot: the
+	// audit judges no tool (snapshot.Options.NoTools).
+	s, _, t, err := collectTarget(root, f.ref, f.pid, snapshot.Options{Sysctls: sysctls, NoTools: !remote.KeepsSnapshot()})
 	if err != nil {
 		return nil, "", err
 	}

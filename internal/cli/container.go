@@ -56,7 +56,7 @@ func targetErr(err error) error {
 }
 
 // collectTarget snapshots --root (default /), or the container on it.
-func collectTarget(root, ref string, pid int, sysctls []string) (*snapshot.Snapshot, hostfs.FS, *container.Target, error) {
+func collectTarget(root, ref string, pid int, subset snapshot.Options) (*snapshot.Snapshot, hostfs.FS, *container.Target, error) {
 	fs, err := openRoot(root)
 	if err != nil {
 		return nil, fs, nil, err
@@ -66,7 +66,8 @@ func collectTarget(root, ref string, pid int, sysctls []string) (*snapshot.Snaps
 		return nil, fs, nil, err
 	}
 	if t == nil {
-		s, fs, err := collectRootOpt(root, snapshot.Options{PID: pid, Sysctls: sysctls})
+		subset.PID = pid
+		s, fs, err := collectRootOpt(root, subset)
 		return s, fs, nil, err
 	}
 	s, err := t.Snapshot(snapshot.Options{})

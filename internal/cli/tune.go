@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/internal/clierr"
 	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/snapshot"
 	"github.com/perflab/perflab/internal/termfmt"
 	"github.com/perflab/perflab/internal/tune"
 	"github.com/spf13/cobra"
@@ -62,7 +63,7 @@ func (f *tuneFlags) plan(name string) (tune.Plan, tune.Host, error) {
 	if f.trusted {
 		w.Trusted = true
 	}
-	s, fs, t, err := collectTarget(f.root, f.ref, 0, nil)
+	s, fs, t, err := collectTarget(f.root, f.ref, 0, snapshot.Options{})
 	if err != nil {
 		return tune.Plan{}, tune.Host{FS: fs}, err
 	}

@@ -255,12 +255,14 @@ func (b *Builder) Report() *Report {
 	return rep
 }
 
-// metric is a's metric: each host's value and noise, the fleet's median
-// and spread, and the outliers with their separating facts (read only).
+// metric is a's metric: each host's value and noise, the fleet's run
+// noise and each host's standard error, the fleet's median and spread,
+// and the outliers with their separating facts (read only).
 func (a *metricAcc) metric(facts []fact) Metric {
 	m := a.m
 	m.Hosts = make([]HostValue, 0, len(a.medians))
 	var dev []float64
+	pool := make([]float64, 0, len(a.medians))
 	for h, meds := range a.medians {
 		// meds are finite (AddMedian) and this report's own: sorted in
 		// place, then Median's and mad's values without their copies.
@@ -275,12 +277,24 @@ func (a *metricAcc) metric(facts []fact) Metric {
 			}
 			slices.Sort(dev)
 			hv.Noise = MADScale * stats.MedianSorted(dev)
+			if sd := sampleSD(meds); !math.IsNaN(sd) && !math.IsInf(sd, 0) {
+				pool = append(pool, stats.SDMedianUnbiased(sd, len(meds)))
+			}
 		}
 		m.Hosts = append(m.Hosts, hv)
+	}
+	if len(pool) >= MinHosts {
+		m.RunNoise = stats.Median(pool)
 	}
 	sort.Slice(m.Hosts, func(i, j int) bool { return m.Hosts[i].Host < m.Hosts[j].Host })
 	outliers(&m, facts)
 	return m
+}
+
+// sampleSD is the standard deviation (n−1) of xs.
+func sampleSD(xs []float64) float64 {
+	_, v := meanVar(xs)
+	return math.Sqrt(v)
 }
 
 // eachOnCPUs calls fn(0) … fn(n-1) on every CPU; the calls must be

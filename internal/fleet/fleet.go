@@ -8,11 +8,31 @@
 //
 // # The statistics
 //
-// The run is the unit, not the sample. A host's value for a metric is the
-// median of its runs' medians (each run's median is over its samples, as in
-// internal/history); its between-run noise is 1.4826 × the median absolute
-// deviation (MAD) of those run medians, defined when it has at least 2
-// runs.
+// The run is the unit, not the sample. A host's value x for a metric is
+// the median of its k runs' medians (each run's median is over its
+// samples, as in internal/history); its between-run noise σₕ is 1.4826 ×
+// the median absolute deviation (MAD) of those run medians, defined when
+// it has at least 2 runs.
+//
+// The fleet's run noise σ_f is the median, over the hosts with at least 2
+// runs (at least 3 such hosts, else undefined), of each host's sample
+// standard deviation s of its run medians made median-unbiased for
+// normal runs: s·√((k−1)/m), m the median of χ²ₖ₋₁ (stats.SDMedianUnbiased;
+// the SD of 2 values is below σ more often than not, the MAD of 3 far
+// more). One host's 2 or 3 runs say little about its noise; the median
+// over many hosts is stable, and an odd host's wild run does not move it.
+//
+// The standard error of x is
+//
+//	SE(x) = √(π/2) · max(σₕ, σ_f) / √k
+//
+// the large-k standard error of the median of k normal values
+// (stats.MedianSE), which overstates the exact one at small k (by 25% at
+// k = 1 and 2, 8% at 3, 5% at 5): the rule errs towards not naming a
+// host. The floor σ_f keeps a host whose 2 or 3 runs happen to agree from
+// having a tiny SE, and gives a single-run host an SE at all; a host
+// noisier than the fleet is judged by its own noise. SE is 0 (no own
+// condition) when neither σₕ nor σ_f is known (single runs everywhere).
 //
 // A host is an outlier for a metric when both hold:
 //
@@ -22,9 +42,13 @@
 //     hosts without letting the outliers themselves inflate it; the 1%
 //     floor keeps a fleet of near-identical hosts (MAD ≈ 0) from calling a
 //     3% difference an outlier;
-//   - beyond the host's own noise: when the host has 2 or more runs,
-//     |x − m| > 3 × its between-run noise, so a host whose runs scatter
-//     widely is not named for one unlucky run.
+//   - beyond the uncertainty of its own value: |x − m| > 3 × SE(x), so a
+//     host is not named for a few unlucky runs, while a host that is
+//     consistently off is named with more certainty the more runs it has
+//     (the SE falls as 1/√k). It replaces "> 3 × σₕ", the spread of single
+//     runs, whose power did not grow with k (docs/fleet-scale.md, "Power at
+//     few runs per host": simulated by fleet.PowerSim,
+//     `go run ./bench/fleetpower`).
 //
 // At least 3 hosts with the metric are needed to call any host an outlier.
 //
@@ -127,9 +151,10 @@ type Metric struct {
 	Params   string         `json:"params,omitempty"`
 	Unit     string         `json:"unit"`
 	Better   run.Better     `json:"better"`
-	Median   float64        `json:"median"`    // of the host values
-	Spread   float64        `json:"robust_sd"` // max(1.4826·MAD, 1% of |median|)
-	Hosts    []HostValue    `json:"hosts"`     // by name
+	Median   float64        `json:"median"`              // of the host values
+	Spread   float64        `json:"robust_sd"`           // max(1.4826·MAD, 1% of |median|)
+	RunNoise float64        `json:"run_noise,omitempty"` // the hosts' typical between-run noise (≥3 hosts with ≥2 runs)
+	Hosts    []HostValue    `json:"hosts"`               // by name
 	Outliers []OutlierGroup `json:"outlier_groups"`
 	TooFew   bool           `json:"too_few_hosts,omitempty"`
 }
@@ -196,7 +221,7 @@ type AuditCount struct {
 }
 
 // RuleText states the outlier rule in one line.
-const RuleText = "outlier: |x − m| > 3·max(1.4826·MAD, 1%·m) across hosts, and > 3·(1.4826·MAD of its run medians) when the host has ≥2 runs; host value = median of its runs' medians"
+const RuleText = "outlier: |x − m| > 3·max(1.4826·MAD, 1%·m) across hosts, and > 3·SE(x), SE = 1.2533·max(σ, σ_fleet)/√k (σ: 1.4826·MAD of its k run medians; σ_fleet: the hosts' typical between-run SD); x = median of its runs' medians"
 
 // Build makes the report from runs and snapshots in memory. FromStore
 // makes the same report from a store without holding its runs.
@@ -378,7 +403,7 @@ func outliers(m *Metric, facts []fact) {
 		if math.Abs(d) <= OutlierK*m.Spread {
 			continue
 		}
-		if h.Runs >= 2 && math.Abs(d) <= OutlierK*h.Noise {
+		if se := m.SE(*h); se > 0 && math.Abs(d) <= OutlierK*se {
 			continue
 		}
 		h.Outlier = true
@@ -399,6 +424,20 @@ func outliers(m *Metric, facts []fact) {
 		g := OutlierGroup{Direction: side.dir, Worse: worse, Hosts: side.hosts, Facts: separate(m, side.hosts, facts)}
 		m.Outliers = append(m.Outliers, g)
 	}
+}
+
+// SE is the standard error of h's value, the median of its k run
+// medians: √(π/2)·max(σ, σ_fleet)/√k with σ its Noise and σ_fleet the
+// metric's RunNoise (see the package doc); 0 when neither is known. The
+// report's JSON leaves it out (a float per host and metric, a quarter of
+// a large report): it follows from the host's noise and runs and the
+// metric's run_noise.
+func (m *Metric) SE(h HostValue) float64 {
+	sigma := math.Max(h.Noise, m.RunNoise)
+	if h.Runs < 1 || !(sigma > 0) {
+		return 0
+	}
+	return stats.MedianSE(sigma, h.Runs)
 }
 
 // outlierWorse: the host's value lies on the metric's bad side of the

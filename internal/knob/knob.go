@@ -462,11 +462,11 @@ func Lookup(path string) (Knob, bool) {
 		return sysctlKnob(name), true
 	}
 	pat, keys := bracketKeys(path)
-	k, ok := byPath[pat]
+	k, ok := byPath()[pat]
 	if !ok {
 		// a map-valued fact: cpu.governors.performance → cpu.governors,
 		// kernel.params.intel_idle.max_cstate → kernel.params
-		for _, e := range catalogue {
+		for _, e := range catalogue() {
 			if e.noBind && strings.HasPrefix(pat, e.Path+".") {
 				return e.Knob, true
 			}
@@ -522,8 +522,8 @@ func bracketKeys(path string) (pattern string, keys []string) {
 // All returns the catalogue, sorted by fact path; sysctls beyond the
 // listed ones have knobs too (Lookup).
 func All() []Knob {
-	out := make([]Knob, 0, len(catalogue))
-	for _, e := range catalogue {
+	out := make([]Knob, 0, len(catalogue()))
+	for _, e := range catalogue() {
 		out = append(out, e.Knob)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -564,7 +564,7 @@ func SysctlScope(name string) Scope {
 }
 
 func sysctlKnob(name string) Knob {
-	if e, ok := byPath["sysctl."+name]; ok {
+	if e, ok := byPath()["sysctl."+name]; ok {
 		return e.Knob
 	}
 	return Knob{Path: "sysctl." + name, Sources: []Source{{SysctlPath(name), Text}}, Method: Sysctl, Scope: SysctlScope(name),
@@ -584,7 +584,7 @@ func ForFile(p string) (Knob, bool) {
 		}
 		return sysctlKnob(strings.Join(segs, ".")), true
 	}
-	for _, e := range catalogue {
+	for _, e := range catalogue() {
 		for i, s := range e.Sources {
 			if keys, ok := matchTemplate(s.File, p); ok {
 				// a file of a later source comes first, so Resolve picks it

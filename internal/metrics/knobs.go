@@ -19,12 +19,6 @@ var (
 	governorDesc = prometheus.NewDesc(Namespace+"_cpu_scaling_governor",
 		"Current cpufreq governor of each CPU (1 for the active governor).",
 		[]string{"cpu", "governor"}, nil)
-	thpEnabledDesc = prometheus.NewDesc(Namespace+"_thp_enabled",
-		"Transparent huge pages policy, "+thpEnabled.Name()+" (1 for the selected mode).",
-		[]string{"mode"}, nil)
-	thpDefragDesc = prometheus.NewDesc(Namespace+"_thp_defrag",
-		"Transparent huge pages defrag policy, "+thpDefrag.Name()+" (1 for the selected mode).",
-		[]string{"mode"}, nil)
 	clocksourceDesc = prometheus.NewDesc(Namespace+"_clocksource",
 		"Available clocksources (1 for the current one).",
 		[]string{"clocksource"}, nil)
@@ -36,15 +30,30 @@ var (
 		[]string{"vulnerability", "state"}, nil)
 )
 
-// The enum values come from the knob catalogue (internal/knob), which
-// knows each choice knob's values.
-var (
-	thpEnabled     = knob.MustLookup("memory.thp.enabled")
-	thpDefrag      = knob.MustLookup("memory.thp.defrag")
-	knownGovernors = knob.MustLookup("cpu.governors").Values
-	thpModes       = thpEnabled.Values
-	thpDefragModes = thpDefrag.Values
-)
+// knobEnums are the enum values, which come from the knob catalogue
+// (internal/knob: it knows each choice knob's values), and the series
+// that name a knob's file. Built on first use: the catalogue is not built
+// at start-up (knob.catalogue).
+type knobEnums struct {
+	thpEnabledDesc, thpDefragDesc            *prometheus.Desc
+	knownGovernors, thpModes, thpDefragModes []string
+}
+
+var enums = sync.OnceValue(func() knobEnums {
+	thpEnabled := knob.MustLookup("memory.thp.enabled")
+	thpDefrag := knob.MustLookup("memory.thp.defrag")
+	return knobEnums{
+		thpEnabledDesc: prometheus.NewDesc(Namespace+"_thp_enabled",
+			"Transparent huge pages policy, "+thpEnabled.Name()+" (1 for the selected mode).",
+			[]string{"mode"}, nil),
+		thpDefragDesc: prometheus.NewDesc(Namespace+"_thp_defrag",
+			"Transparent huge pages defrag policy, "+thpDefrag.Name()+" (1 for the selected mode).",
+			[]string{"mode"}, nil),
+		knownGovernors: knob.MustLookup("cpu.governors").Values,
+		thpModes:       thpEnabled.Values,
+		thpDefragModes: thpDefrag.Values,
+	}
+})
 
 // Knobs is a collector for the key knobs of one snapshot.
 type Knobs struct {
@@ -64,7 +73,7 @@ func (k *Knobs) Update(s *snapshot.Snapshot) {
 
 // Describe implements prometheus.Collector.
 func (k *Knobs) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{governorDesc, thpEnabledDesc, thpDefragDesc, clocksourceDesc, mitigationsDesc, vulnDesc} {
+	for _, d := range []*prometheus.Desc{governorDesc, enums().thpEnabledDesc, enums().thpDefragDesc, clocksourceDesc, mitigationsDesc, vulnDesc} {
 		ch <- d
 	}
 }
@@ -79,8 +88,9 @@ func (k *Knobs) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	collectGovernors(ch, s)
-	enum(ch, thpEnabledDesc, thpModes, s.Memory.THP.Enabled)
-	enum(ch, thpDefragDesc, thpDefragModes, s.Memory.THP.Defrag)
+	e := enums()
+	enum(ch, e.thpEnabledDesc, e.thpModes, s.Memory.THP.Enabled)
+	enum(ch, e.thpDefragDesc, e.thpDefragModes, s.Memory.THP.Defrag)
 	enum(ch, clocksourceDesc, s.Kernel.Clocksources, s.Kernel.Clocksource)
 	if s.Missing("kernel.params") == "" {
 		m := audit.MitigationsOf(s.Kernel.Params, s.Kernel.Vulnerabilities)
@@ -105,7 +115,7 @@ func collectGovernors(ch chan<- prometheus.Metric, s *snapshot.Snapshot) {
 	}
 	byCPU := map[int]string{}
 	all := map[string]bool{}
-	for _, g := range knownGovernors {
+	for _, g := range enums().knownGovernors {
 		all[g] = true
 	}
 	for g, cpus := range s.CPU.Governors {

@@ -54,10 +54,10 @@ const SnapshotEnv = "PERFLAB_AGENT_SNAPSHOT"
 // that collect a live snapshot. Errors are ignored: the agent then takes
 // a snapshot itself.
 func KeepSnapshot(s *snapshot.Snapshot) {
-	path := os.Getenv(SnapshotEnv)
-	if path == "" || os.Getenv("PERFLAB_REMOTE") != "1" || s == nil {
+	if !KeepsSnapshot() || s == nil {
 		return
 	}
+	path := os.Getenv(SnapshotEnv)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return
@@ -66,6 +66,13 @@ func KeepSnapshot(s *snapshot.Snapshot) {
 	if err := json.NewEncoder(f).Encode(s); err != nil {
 		os.Remove(path) //nolint:errcheck
 	}
+}
+
+// KeepsSnapshot reports whether KeepSnapshot will write the snapshot: a
+// command that leaves facts out of a snapshot only it uses (the audit's
+// tools) collects them all then.
+func KeepsSnapshot() bool {
+	return os.Getenv(SnapshotEnv) != "" && os.Getenv("PERFLAB_REMOTE") == "1"
 }
 
 // RunAgent is the remote side of a run: it runs perflab Args in a private

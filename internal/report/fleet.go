@@ -47,6 +47,25 @@ func fleetUnit(m *fleet.Metric) string {
 	return u
 }
 
+// fleetCentre is "fleet median 2412 events/s, robust sd 24.12, hosts'
+// run noise 33.6": what a host value is judged against.
+func fleetCentre(m *fleet.Metric) string {
+	t := fmt.Sprintf("fleet median %s %s, robust sd %s", numfmt.Num(m.Median), m.Unit, numfmt.Num(m.Spread))
+	if m.RunNoise > 0 {
+		t += ", hosts' run noise " + numfmt.Num(m.RunNoise)
+	}
+	return t
+}
+
+// fleetHostRuns is "3 runs, SE 12": a host value's runs and standard error.
+func fleetHostRuns(m *fleet.Metric, v fleet.HostValue) string {
+	t := fmt.Sprintf("%d runs", v.Runs)
+	if se := m.SE(v); se > 0 {
+		t += ", SE " + numfmt.Num(se)
+	}
+	return t
+}
+
 func fleetValue(m *fleet.Metric, host string) fleet.HostValue {
 	for _, h := range m.Hosts {
 		if h.Host == host {
@@ -127,12 +146,12 @@ func fleetText(w io.Writer, r *fleet.Report) error {
 	with, without := fleetOutliers(r)
 	p("\nOutliers (%d of %d metrics)\n", len(with), len(r.Metrics))
 	for _, m := range with {
-		p("  %s (%s): fleet median %s %s, robust sd %s\n", fleetTitle(m), fleetUnit(m), numfmt.Num(m.Median), m.Unit, numfmt.Num(m.Spread))
+		p("  %s (%s): %s\n", fleetTitle(m), fleetUnit(m), fleetCentre(m))
 		for _, g := range m.Outliers {
 			var hs []string
 			for _, h := range g.Hosts {
 				v := fleetValue(m, h)
-				hs = append(hs, fmt.Sprintf("%s %s %s (%d runs)", h, numfmt.Num(v.Value), m.Unit, v.Runs))
+				hs = append(hs, fmt.Sprintf("%s %s %s (%s)", h, numfmt.Num(v.Value), m.Unit, fleetHostRuns(m, v)))
 			}
 			p("    %s: %s\n", fleetLabel(&g), strings.Join(hs, "; "))
 			if len(g.Facts) == 0 {
@@ -191,7 +210,7 @@ func fleetMarkdown(w io.Writer, r *fleet.Report) error {
 		p("No outliers in %d metrics.\n", len(r.Metrics))
 	}
 	for _, m := range with {
-		p("### %s\n\n%s; fleet median %s %s, robust sd %s.\n\n", mdEscape(fleetTitle(m)), fleetUnit(m), numfmt.Num(m.Median), m.Unit, numfmt.Num(m.Spread))
+		p("### %s\n\n%s; %s.\n\n", mdEscape(fleetTitle(m)), fleetUnit(m), mdEscape(fleetCentre(m)))
 		for _, g := range m.Outliers {
 			p("- **%s**: %s\n", fleetLabel(&g), strings.Join(g.Hosts, ", "))
 			if len(g.Facts) == 0 {
@@ -249,7 +268,7 @@ func fleetHTML(w io.Writer, r *fleet.Report) error {
 		p("<p>No outliers in %d metrics.</p>\n", len(r.Metrics))
 	}
 	for _, m := range with {
-		p("<h3>%s</h3><p>%s; fleet median %s %s, robust sd %s.</p>\n<ul>", esc(fleetTitle(m)), esc(fleetUnit(m)), numfmt.Num(m.Median), esc(m.Unit), numfmt.Num(m.Spread))
+		p("<h3>%s</h3><p>%s; %s.</p>\n<ul>", esc(fleetTitle(m)), esc(fleetUnit(m)), esc(fleetCentre(m)))
 		for _, g := range m.Outliers {
 			cls := ""
 			if g.Worse {

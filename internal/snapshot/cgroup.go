@@ -39,9 +39,12 @@ func collectCgroup(c *collector) {
 	// The cgroup files are read through perflab's own mounts: on the live
 	// host those are /proc/self's, even for a --pid in a container, whose
 	// mountinfo shows its cgroup mounted at its own root.
-	mounts, _, merr := targetMounts(c)
+	var mounts []*procfs.MountInfo
+	var merr error
 	if c.fs.Live() {
 		mounts, merr = readMountInfo(c, "/proc/self/mountinfo")
+	} else {
+		mounts, _, merr = targetMounts(c)
 	}
 	if merr != nil {
 		mounts = nil // fall back to the conventional /sys/fs/cgroup layout

@@ -109,7 +109,7 @@ func nicFromClass(c *collector, ci sysfs.NetClassIface) NIC {
 	}
 	if !nic.Virtual {
 		nic.Driver, _ = c.fs.LinkBase(base + "/device/driver")
-		if dev, err := c.fs.Resolve(base + "/device"); err == nil {
+		if dev, err := c.nicDevice(ci.Name); err == nil {
 			nic.PCI = pciAddress(dev)
 		}
 		nic.NUMANode = nicNUMANode(c, &nic)
@@ -138,7 +138,7 @@ func pciDir(c *collector, nic *NIC) string {
 	if nic.PCI == "" {
 		return ""
 	}
-	dev, err := c.fs.Resolve("/sys/class/net/" + nic.Name + "/device")
+	dev, err := c.nicDevice(nic.Name)
 	if err != nil {
 		return ""
 	}

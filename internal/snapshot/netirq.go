@@ -28,7 +28,7 @@ func nicIRQs(c *collector, nic NIC) []int {
 		}
 	}
 	virtio := ""
-	if dev, err := c.fs.Resolve("/sys/class/net/" + nic.Name + "/device"); err == nil {
+	if dev, err := c.nicDevice(nic.Name); err == nil {
 		if b := path.Base(dev); strings.HasPrefix(b, "virtio") {
 			virtio = b
 		}

@@ -41,7 +41,7 @@ func (c *collector) cpuInfo() *cpuInfo {
 func parseCPUInfo(data []byte) *cpuInfo {
 	ci := &cpuInfo{first: map[string]string{}, packages: map[string]bool{}, cores: map[string]bool{}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	sc.Buffer(nil, 1<<20) // grows from 4 KiB as a line needs; a fixed 64 KiB was a tenth of a live audit's allocation
 	block := map[string]string{}
 	flush := func() {
 		if len(block) == 0 {

@@ -64,6 +64,12 @@ type Options struct {
 	// is left out here too, and a view of a container's network namespace
 	// always takes the full walk.
 	Sysctls []string
+	// NoTools leaves out the tools collector (where sysbench, fio… are on
+	// PATH: a stat per tool and directory, about 160 on a typical PATH).
+	// The audit judges no tool, so `perflab audit` skips it; Tools stays
+	// empty and Unavailable["tools"] says why. TestNoToolsSameFindings
+	// proves the findings unchanged on every fixture tree.
+	NoTools bool
 }
 
 // collector carries what every area collector needs.
@@ -77,6 +83,27 @@ type collector struct {
 	// cpuinfo is /proc/cpuinfo parsed once for the host and cpu
 	// collectors (virtualisation needs its flags); see cpuInfo().
 	cpuinfo *cpuInfo
+	// mountinfo holds each mountinfo file parsed once for the snapshot,
+	// shared by both halves (host, mounts and cgroup read perflab's own).
+	mountinfo *mountInfoCache
+	// nicDevs is each NIC's resolved /sys/class/net/NAME/device, asked
+	// for by three collectors' steps (PCI address, NUMA node, MSI IRQs).
+	nicDevs sync.Map // name → nicDev
+}
+
+type nicDev struct {
+	path string
+	err  error
+}
+
+// nicDevice resolves /sys/class/net/<name>/device once per snapshot.
+func (c *collector) nicDevice(name string) (string, error) {
+	if d, ok := c.nicDevs.Load(name); ok {
+		return d.(nicDev).path, d.(nicDev).err
+	}
+	p, err := c.fs.Resolve("/sys/class/net/" + name + "/device")
+	c.nicDevs.Store(name, nicDev{p, err})
+	return p, err
 }
 
 // miss records that a fact is unavailable and why.
@@ -125,7 +152,7 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 	if opt.Root != "" {
 		s.Root = opt.Root
 	}
-	c := &collector{fs: fs, opt: opt, s: s}
+	c := &collector{fs: fs, opt: opt, s: s, mountinfo: &mountInfoCache{}}
 	var err error
 	if c.proc, err = fs.Proc(); err != nil {
 		c.miss("proc", hostfs.Reason("/proc", err))
@@ -150,8 +177,8 @@ func Collect(fs hostfs.FS, opt Options) (*Snapshot, error) {
 // collector to NICs).
 func collectAreas(c *collector) {
 	s := c.s
-	side := &Snapshot{Services: map[string]Service{}, Tools: map[string]string{}, Unavailable: maps.Clone(s.Unavailable)}
-	cs := &collector{fs: c.fs, proc: c.proc, sys: c.sys, opt: c.opt, s: side}
+	side := &Snapshot{Sysctl: map[string]string{}, Services: map[string]Service{}, Tools: map[string]string{}, Unavailable: maps.Clone(s.Unavailable)}
+	cs := &collector{fs: c.fs, proc: c.proc, sys: c.sys, opt: c.opt, s: side, mountinfo: c.mountinfo}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for _, area := range sideCollectors {
@@ -162,26 +189,29 @@ func collectAreas(c *collector) {
 		area(c)
 	}
 	wg.Wait()
-	s.Block, s.Mounts, s.Cgroup, s.Load, s.Limits, s.Process = side.Block, side.Mounts, side.Cgroup, side.Load, side.Limits, side.Process
+	s.Memory, s.Block, s.Mounts, s.Cgroup, s.Load, s.Limits, s.Process = side.Memory, side.Block, side.Mounts, side.Cgroup, side.Load, side.Limits, side.Process
+	maps.Copy(s.Sysctl, side.Sysctl)
 	maps.Copy(s.Services, side.Services)
 	maps.Copy(s.Tools, side.Tools)
 	maps.Copy(s.Unavailable, side.Unavailable)
 }
 
-// mainCollectors fill Host, CPU, Memory, Kernel, Sysctl, IRQs and Net;
-// sideCollectors the rest (collectAreas).
+// mainCollectors fill Host, CPU, Kernel, IRQs and Net; sideCollectors
+// the rest (collectAreas). The halves cost about the same CPU in a live
+// audit (3.8 and 3.7 ms CPU, summed from each collector's under load; with
+// Memory and Sysctl in the first half they were 4.5 and 3.0).
 var (
 	mainCollectors = []func(*collector){
 		collectHost,
 		collectCPU,
 		collectPower,
-		collectMemory,
 		collectKernel,
-		collectSysctl,
 		collectIRQ,
 		collectNet,
 	}
 	sideCollectors = []func(*collector){
+		collectSysctl,
+		collectMemory,
 		collectBlock,
 		collectMounts,
 		collectCgroup,

@@ -22,6 +22,10 @@ var standardPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/
 // search path is $PATH then the standard directories; on another root only
 // the standard directories under it, since its $PATH is unknown.
 func collectTools(c *collector) {
+	if c.opt.NoTools {
+		c.miss("tools", "not collected: perflab audit judges no tool")
+		return
+	}
 	dirs := toolSearchPath(c.fs.Live(), os.Getenv("PATH"))
 	for _, t := range watchedTools {
 		if p := findTool(c, dirs, t); p != "" {

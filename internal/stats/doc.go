@@ -58,4 +58,13 @@
 // Geometric mean. GeoMean = exp(mean(ln xᵢ)) of positive values; a suite's
 // summary is the geometric mean of the per-metric ratios median(b)/median(a),
 // which is insensitive to the metrics' units and symmetric under swapping.
+//
+// A median's standard error (the fleet rule's own-noise check). For k
+// normal values with standard deviation σ, MedianSE = √(π/2)·σ/√k, the
+// large-k standard error of their median; at small k it overstates the
+// exact value (σ, 0.707σ, 0.670σ, 0.536σ at k = 1, 2, 3, 5), which errs
+// towards "not different". SDMedianUnbiased makes a sample SD s of k
+// values median-unbiased: s·√((k−1)/m), m = ChiSquaredMedian(k−1), since
+// (k−1)s²/σ² is χ²ₖ₋₁; the median of χ²₁ is Φ⁻¹(¾)², of χ²₂ 2·ln 2, and
+// above Wilson–Hilferty's df·(1 − 2/(9·df))³.
 package stats
