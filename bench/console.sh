@@ -11,7 +11,8 @@
 # runs), COLD restarts per page (10), WARM requests per page (200),
 # INDEX_WAIT (1800: polls 2 s apart for the first start's index),
 # FIRST_ONLY=1 (measure the first start only), PERFLAB_BIN (a binary to
-# measure instead of this tree's).
+# measure instead of this tree's), ONLY (a regular expression: measure
+# only the pages whose name matches, e.g. ONLY='label|compare').
 #
 # COLD is the first request of a page after 'perflab serve' starts (a new
 # process: new connections to PostgreSQL, empty caches in the server; the
@@ -145,7 +146,7 @@ rm -rf "$cache"
 t0=$(date +%s.%N)
 pg0=$(pg_cpu)
 start_serve
-get / "$work/first"
+get / "$work/first" || echo nan >"$work/first" # over the deadline: the row says so, the rest is measured
 first=$(cat "$work/first")
 # Until the store's hosts are read, the page answers without them
 # ("loaded": false); "listed" is when it first lists hosts.
@@ -161,7 +162,7 @@ serve_cpu=$(cpu_s "$serve_pid")
 pg_cpu_s=$(python3 -c "print(round(float('$(pg_cpu)') - float('$pg0'), 1))")
 worse=$(curl -sS "$base/?format=json&verdict=worse&per=500" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], " ".join(h["host"] for h in d["hosts"][:3]))')
 if [ "${FIRST_ONLY:-0}" = 1 ]; then # the first start's figures only
-	printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print($first*1000)")"
+	printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print(float('$first')*1000)")"
 	echo "| first start, first page listing hosts (after start) | $listed_s s | | |"
 	echo "| first start, index complete (every verdict and audit) | $done_s s | | |"
 	echo "# index complete: perflab serve used $serve_cpu CPU s, PostgreSQL $pg_cpu_s CPU s (load $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -187,7 +188,7 @@ pages=(
 	"flame (no --flame)|/flame"
 )
 stop_serve
-printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print($first*1000)")"
+printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print(float('$first')*1000)")"
 echo "| first start, first page listing hosts (after start) | $listed_s s | | |"
 echo "| first start, index complete (every verdict and audit) | $done_s s | | |"
 echo "# index complete: perflab serve used $serve_cpu CPU s, PostgreSQL $pg_cpu_s CPU s (load $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -197,6 +198,7 @@ echo "| page | cold p50 / p95 / p99 ms ($COLD restarts) | warm p50 / p95 / p99 m
 echo "|---|---|---|"
 for pg in "${pages[@]}"; do
 	name=${pg%%|*} url=${pg#*|}
+	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
 	: >"$work/cold"
 	: >"$work/warm"
 	# A page that fails (e.g. 503: over the server's request deadline) is

@@ -156,6 +156,7 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	s.ix.mu.Lock()
 	s.ix.serving = true // the hosts page waits for the build's read of the store, not longer (index.go)
 	s.ix.mu.Unlock()
+	s.warm(ictx) // and on primed connections (warm.go)
 	go s.maintain(ictx)
 	if ready != nil {
 		ready(ln.Addr().String())
