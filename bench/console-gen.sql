@@ -94,5 +94,10 @@ SELECT g.id, s.metric, s.iteration,
 FROM gen g JOIN samples_tpl s ON s.run_id = g.src;
 
 ALTER TABLE samples ADD PRIMARY KEY (run_id, metric, iteration);
+
+-- Each host's labels with their run counts (schema 7), as every writer
+-- keeps them: the rows the generated runs add.
+DELETE FROM host_labels;
+INSERT INTO host_labels (host, label, runs) SELECT host, label, count(*) FROM runs GROUP BY host, label;
 SET session_replication_role = origin;
 ANALYZE;

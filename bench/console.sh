@@ -8,13 +8,19 @@
 #   PERFLAB_CONSOLE_DSN=postgres://… bench/console.sh         # measure an existing store (read only)
 #
 # Knobs: HOSTS (10000), RUNS per probe and host (50: 2 probes → 1,000,000
-# runs), COLD restarts per page (10), WARM requests per page (200).
+# runs), COLD restarts per page (10), WARM requests per page (200),
+# INDEX_WAIT (1800: polls 2 s apart for the first start's index),
+# FIRST_ONLY=1 (measure the first start only), PERFLAB_BIN (a binary to
+# measure instead of this tree's), ONLY (a regular expression: measure
+# only the pages whose name matches, e.g. ONLY='label|compare').
 #
 # COLD is the first request of a page after 'perflab serve' starts (a new
 # process: new connections to PostgreSQL, empty caches in the server; the
 # host index read from its cache file, as on any restart), once per
 # restart. "first start" is the same without the index's cache file: the
-# hosts page then computes its own rows' verdicts; "index complete" is how
+# hosts page then answers within 50 ms with what it has (the store's hosts
+# once read, its rows' verdicts once computed); "listed" is when it first
+# lists hosts, "index complete" how
 # long the background index takes to compute every verdict. WARM is WARM
 # requests one after another on one server. Times are curl's time_total
 # (request sent to last byte) on loopback.
@@ -45,8 +51,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-go build -o "$work/perflab" ./cmd/perflab
-pl=$work/perflab
+# PERFLAB_BIN: measure that binary (e.g. an older build, for before/after).
+pl=${PERFLAB_BIN:-$work/perflab}
+[ -n "${PERFLAB_BIN:-}" ] || go build -o "$pl" ./cmd/perflab
 
 dsn=${PERFLAB_CONSOLE_DSN:-}
 if [ -z "$dsn" ]; then
@@ -120,19 +127,47 @@ print(labels[-1] if labels else "none", labels[0] if labels else "none")')
 	echo "# pages about host $planted (worst), $other (first by name), labels $lab1 and $lab2, probes $probe1 and $probe2"
 }
 
+# CPU seconds (user+system) of a process and its reaped children; of the
+# private PostgreSQL cluster: the postmaster's reaped backends and the
+# live ones. The index's CPU cost is less at the mercy of the load than
+# its wall time.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{print ($14+$15+$16+$17)/hz}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+pg_cpu() {
+	[ "$started_pg" = 1 ] || { echo nan; return; } # not this script's cluster: not measured
+	local pm t
+	pm=$(head -1 "$pgdata/postmaster.pid")
+	t=$(cpu_s "$pm")
+	for c in $(cat "/proc/$pm/task/"*/children 2>/dev/null); do t=$(python3 -c "print($t + $(cpu_s "$c"))"); done
+	echo "$t"
+}
+
 # First start: no cache file.
 rm -rf "$cache"
 t0=$(date +%s.%N)
+pg0=$(pg_cpu)
 start_serve
-get / "$work/first"
+get / "$work/first" || echo nan >"$work/first" # over the deadline: the row says so, the rest is measured
 first=$(cat "$work/first")
-for _ in $(seq 1 "${INDEX_WAIT:-1800}"); do # every 2 s
-	pending=$(curl -sS "$base/?format=json&per=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["index"]["pending"])')
+# Until the store's hosts are read, the page answers without them
+# ("loaded": false); "listed" is when it first lists hosts.
+listed_s=
+for _ in $(seq 1 "${INDEX_WAIT:-1800}"); do # every 2 s (0.1 s until listed)
+	pending=$(curl -sS "$base/?format=json&per=1" | python3 -c 'import json,sys; ix=json.load(sys.stdin)["index"]; print(ix["pending"] if ix.get("loaded", True) else -1)')
+	[ "$pending" != -1 ] && [ -z "$listed_s" ] && listed_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
 	[ "$pending" = 0 ] && break
-	sleep 2
+	if [ -z "$listed_s" ]; then sleep 0.1; else sleep 2; fi
 done
 done_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
+serve_cpu=$(cpu_s "$serve_pid")
+pg_cpu_s=$(python3 -c "print(round(float('$(pg_cpu)') - float('$pg0'), 1))")
 worse=$(curl -sS "$base/?format=json&verdict=worse&per=500" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["total"], " ".join(h["host"] for h in d["hosts"][:3]))')
+if [ "${FIRST_ONLY:-0}" = 1 ]; then # the first start's figures only
+	printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print(float('$first')*1000)")"
+	echo "| first start, first page listing hosts (after start) | $listed_s s | | |"
+	echo "| first start, index complete (every verdict and audit) | $done_s s | | |"
+	echo "# index complete: perflab serve used $serve_cpu CPU s, PostgreSQL $pg_cpu_s CPU s (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	exit 0
+fi
 pick_pages
 pages=(
 	"hosts|/"
@@ -153,14 +188,17 @@ pages=(
 	"flame (no --flame)|/flame"
 )
 stop_serve
-printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print($first*1000)")"
+printf '| first start, hosts page (no index cache) | %.1f ms | | |\n' "$(python3 -c "print(float('$first')*1000)")"
+echo "| first start, first page listing hosts (after start) | $listed_s s | | |"
 echo "| first start, index complete (every verdict and audit) | $done_s s | | |"
+echo "# index complete: perflab serve used $serve_cpu CPU s, PostgreSQL $pg_cpu_s CPU s (load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "# hosts with a worse verdict: $worse"
 
 echo "| page | cold p50 / p95 / p99 ms ($COLD restarts) | warm p50 / p95 / p99 ms ($WARM requests) |"
 echo "|---|---|---|"
 for pg in "${pages[@]}"; do
 	name=${pg%%|*} url=${pg#*|}
+	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
 	: >"$work/cold"
 	: >"$work/warm"
 	# A page that fails (e.g. 503: over the server's request deadline) is

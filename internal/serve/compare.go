@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,13 +49,16 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 		return &result{View: "compare", Title: "perflab: compare", Nav: navForm,
 			Data: map[string]any{"sides": names, "labels": labels, "hosts": hs, "note": "choose two or more sides"}}, nil
 	}
-	key, err := s.compareKey(ctx, names, probe, noHistory)
+	sel, err := s.compareKey(ctx, names, probe, noHistory)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.comparison(ctx, key, names, probe, noHistory)
+	c, err := s.comparison(ctx, sel, names, probe)
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range sel.notes {
+		navForm += `<p class="pl-sel"><b>` + html.EscapeString(n) + `</b></p>`
 	}
 	return &result{View: "compare", Title: "perflab compare: " + strings.Join(names, " vs "), Nav: navForm, Data: c,
 		JSON: func(w io.Writer) error { return report.JSON(w, c) },
@@ -71,35 +76,43 @@ const (
 // maxCompareCache bounds the cache of comparisons.
 const maxCompareCache = 64
 
+// compareMostRuns bounds a label side: a label of more runs is compared
+// by the newest compareProbeRuns runs of each of its probes (the newest
+// runs overall may all be of one probe), without the noise history (the
+// sides' own runs, from many hosts, carry the run-to-run and host-to-host
+// spread), and the page says so, with the command that compares every
+// run. A label spanning a fleet store (a million runs) would otherwise
+// take minutes. Variables for the tests.
+var (
+	compareMostRuns  = 200
+	compareProbeRuns = 20
+)
+
+// selection is what a comparison is of: its cache key (the ids of the
+// runs of every side and of the noise history), whether the noise
+// history is read, and what the page must say about bounded sides.
+type selection struct {
+	key       string
+	noHistory bool
+	notes     []string
+	bounded   map[string][]store.RunRef // a bounded label side's runs, by name
+}
+
 // comparison computes the comparison of the sides, or returns the one
 // computed before for the same key: the same runs on every side and in
 // the history, which never change once stored (a run id is written once;
 // a deleted or added run changes the key).
-func (s *Server) comparison(ctx context.Context, key string, names []string, probe string, noHistory bool) (*compare.Comparison, error) {
+func (s *Server) comparison(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
+	key := sel.key
 	s.mu.Lock()
 	c, ok := s.compares[key]
 	s.mu.Unlock()
 	if ok {
 		return c, nil
 	}
-	sides := make([]compare.Side, 0, len(names))
-	for _, n := range names {
-		sd, err := s.side(ctx, n, probe)
-		if err != nil {
-			return nil, err
-		}
-		sides = append(sides, sd)
-	}
-	opt := compare.Options{}
-	var err error
-	if !noHistory {
-		if opt.History, err = s.historyOf(ctx, sides); err != nil {
-			return nil, err
-		}
-	}
-	c, err = compare.Compare(sides, opt)
+	c, err := s.compareSides(ctx, sel, names, probe)
 	if err != nil {
-		return nil, badf("%v", err)
+		return nil, err
 	}
 	s.mu.Lock()
 	if len(s.compares) >= maxCompareCache {
@@ -110,10 +123,76 @@ func (s *Server) comparison(ctx context.Context, key string, names []string, pro
 	return c, nil
 }
 
+// compareSides is comparison without the cache.
+func (s *Server) compareSides(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
+	sides := make([]compare.Side, 0, len(names))
+	loaded := map[string]compare.Side{} // a side named twice (an A/A check) is read once
+	for _, n := range names {
+		sd, ok := loaded[n]
+		if !ok {
+			var err error
+			if refs, bounded := sel.bounded[n]; bounded {
+				sd, err = s.boundedSide(ctx, n, refs)
+			} else {
+				sd, err = s.side(ctx, n, probe)
+			}
+			if err != nil {
+				return nil, err
+			}
+			loaded[n] = sd
+		}
+		sides = append(sides, sd)
+	}
+	opt := compare.Options{}
+	var err error
+	if !sel.noHistory {
+		if opt.History, err = s.historyOf(ctx, sides); err != nil {
+			return nil, err
+		}
+	}
+	c, err := compare.Compare(sides, opt)
+	if err != nil {
+		return nil, badf("%v", err)
+	}
+	c.Notes = append(slices.Clip(sel.notes), c.Notes...)
+	return c, nil
+}
+
 // compareKey names a selection by the ids of the runs it resolves to, on
 // each side and in the noise history, read from the index without loading
-// any run but one named by id.
-func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (string, error) {
+// any run but one named by id. A label side of more than compareMostRuns
+// runs is bounded to the newest runs of each probe (bounded; the notes
+// say so) and then no side reads the noise history.
+func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (selection, error) {
+	var sel selection
+	sides := make([][]store.RunRef, len(names))
+	for i, n := range names {
+		if refs, ok := sel.bounded[n]; ok { // named twice
+			sides[i] = refs
+			continue
+		}
+		refs, err := s.sideRefs(ctx, n, probe)
+		if err != nil {
+			return sel, err
+		}
+		sides[i] = refs
+		bounded, note, err := s.bounded(ctx, n, refs)
+		if err != nil {
+			return sel, err
+		}
+		if note != "" {
+			if sel.bounded == nil {
+				sel.bounded = map[string][]store.RunRef{}
+			}
+			sides[i], sel.bounded[n] = bounded, bounded
+			sel.notes = append(sel.notes, note)
+		}
+	}
+	if len(sel.notes) > 0 {
+		sel.notes = append(sel.notes, fmt.Sprintf("The console compares a label of more than %d runs by the newest %d runs of each probe, without the noise history of earlier runs; every run: perflab compare %s --db STORE", compareMostRuns, compareProbeRuns, shellQuote(names)))
+		noHistory = true
+	}
+	sel.noHistory = noHistory
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q %q %v", names, probe, noHistory)
 	seen := map[[2]string]bool{}
@@ -125,37 +204,86 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 			keys = append(keys, k)
 		}
 	}
-	for _, n := range names {
+	for _, refs := range sides {
 		b.WriteString(" |")
-		refs, err := s.sideRefs(ctx, n, probe)
-		if err != nil {
-			return "", err
-		}
 		for _, r := range refs {
 			note(r)
 		}
 	}
 	if !noHistory {
 		b.WriteString(" |")
-		for _, k := range keys {
-			refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Probe: k[0], Host: k[1], Limit: historyRuns}})
-			if err != nil {
-				return "", err
-			}
+		hist, err := s.st.NewestRefs(ctx, keys, historyRuns)
+		if err != nil {
+			return sel, err
+		}
+		for _, refs := range hist {
 			for _, r := range refs {
 				b.WriteString(" " + r.ID)
 			}
 		}
 	}
-	return b.String(), nil
+	sel.key = b.String()
+	return sel, nil
 }
 
-// sideRefs is the runs side() resolves name to, as list entries.
+// bounded is, for a label side of more than compareMostRuns runs (refs
+// are its newest), the newest compareProbeRuns runs of each probe and the
+// note saying so; nil and "" for any other side.
+func (s *Server) bounded(ctx context.Context, name string, refs []store.RunRef) ([]store.RunRef, string, error) {
+	if strings.HasPrefix(name, "host:") || len(refs) < compareMostRuns {
+		return nil, "", nil
+	}
+	n, err := s.st.LabelRuns(ctx, name)
+	if err != nil || n <= compareMostRuns {
+		return nil, "", err
+	}
+	probes, err := s.indexProbes(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	per, err := s.st.LabelProbeRefs(ctx, name, probes, compareProbeRuns)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []store.RunRef
+	for _, rs := range per {
+		out = append(out, rs...)
+	}
+	return out, fmt.Sprintf("%s: the newest %d runs of each probe, %d of its %d runs", name, compareProbeRuns, len(out), n), nil
+}
+
+// indexProbes lists the probes the host index knows, sorted.
+func (s *Server) indexProbes(ctx context.Context) ([]string, error) {
+	if err := s.ensureLoaded(ctx); err != nil {
+		return nil, err
+	}
+	s.ix.mu.Lock()
+	seen := map[string]bool{}
+	for _, h := range s.ix.hosts {
+		for _, pe := range h.Pairs {
+			seen[pe.Probe] = true
+		}
+	}
+	s.ix.mu.Unlock()
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// shellQuote is names as shell words.
+func shellQuote(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "'" + strings.ReplaceAll(n, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+// sideRefs is the runs side() resolves name to, as list entries: a
+// label's newest compareMostRuns.
 func (s *Server) sideRefs(ctx context.Context, name, probe string) ([]store.RunRef, error) {
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
 		return s.st.NewestOfHost(ctx, host, probe)
 	}
-	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: 1 << 30}})
+	refs, _, err := s.st.RunRefs(ctx, store.Page{Filter: store.Filter{Label: name, Limit: compareMostRuns}, CountMost: 1})
 	if err != nil || len(refs) > 0 {
 		return refs, err
 	}
@@ -177,7 +305,7 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 	if host, ok := strings.CutPrefix(name, "host:"); ok {
 		runs, err = s.newestPerProbe(ctx, host, probe)
 	} else {
-		runs, err = s.st.RunsBatch(ctx, store.Filter{Label: name})
+		runs, err = s.st.RunsBatch(ctx, store.Filter{Label: name, Limit: compareMostRuns})
 	}
 	if err != nil {
 		return side, err
@@ -198,15 +326,35 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 		return side, &notFound{"no runs for " + name}
 	}
 	side.Runs = runs
-	for _, r := range runs {
-		if r.SnapshotID == "" || side.Snapshots[r.SnapshotID] != nil {
+	s.explainingSnapshot(ctx, &side)
+	return side, nil
+}
+
+// boundedSide is a bounded label side: the runs refs list.
+func (s *Server) boundedSide(ctx context.Context, name string, refs []store.RunRef) (compare.Side, error) {
+	side := compare.Side{Name: name, Snapshots: map[string]*snapshot.Snapshot{}}
+	var err error
+	if side.Runs, err = s.runsOf(ctx, refs); err != nil {
+		return side, err
+	}
+	s.explainingSnapshot(ctx, &side)
+	return side, nil
+}
+
+// explainingSnapshot reads the snapshot the comparison explains by: that
+// of the side's first run that has one stored (compare.SideInfo). The
+// others are not read: a side of 500 runs from as many hosts would read
+// 500 documents.
+func (s *Server) explainingSnapshot(ctx context.Context, side *compare.Side) {
+	for _, r := range side.Runs {
+		if r.SnapshotID == "" {
 			continue
 		}
 		if snap, err := s.st.Snapshot(ctx, r.SnapshotID); err == nil {
 			side.Snapshots[r.SnapshotID] = snap
+			return
 		}
 	}
-	return side, nil
 }
 
 // newestPerProbe is the newest run of each probe on host (of probe only,
@@ -216,15 +364,21 @@ func (s *Server) newestPerProbe(ctx context.Context, host, probe string) ([]*run
 	if err != nil {
 		return nil, err
 	}
-	var out []*run.Run
-	for _, ref := range refs {
-		r, err := s.st.Run(ctx, ref.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	return s.runsOf(ctx, refs)
+}
+
+// runsOf loads the runs refs list, in their order, in one batch; a run
+// deleted meanwhile is not found, as Store.Run would say.
+func (s *Server) runsOf(ctx context.Context, refs []store.RunRef) ([]*run.Run, error) {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
 	}
-	return out, nil
+	runs, err := s.st.RunsByIDs(ctx, ids)
+	if err == nil && len(runs) < len(ids) {
+		err = &notFound{"a run of the selection was deleted meanwhile; load the page again"}
+	}
+	return runs, err
 }
 
 // historyOf is the earlier runs of the sides' probes on their hosts, as
@@ -243,15 +397,21 @@ func (s *Server) historyOf(ctx context.Context, sides []compare.Side) ([]*run.Ru
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].probe+keys[i].host < keys[j].probe+keys[j].host })
-	var out []*run.Run
-	for _, k := range keys {
-		runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: k.probe, Host: k.host, Limit: historyRuns})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, runs...)
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = [2]string{k.probe, k.host}
 	}
-	return out, nil
+	refs, err := s.st.NewestRefs(ctx, pairs, historyRuns)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, rs := range refs {
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+	}
+	return s.st.HistoryRunsByIDs(ctx, ids) // a run deleted meanwhile is left out, as a query per pair would
 }
 
 // compareForm is the selection above the comparison: the sides as text

@@ -32,6 +32,11 @@ type hostRow struct {
 	Findings map[string]int `json:"failing_by_severity,omitempty"`
 	Worst    string         `json:"worst,omitempty"`
 	Drift    []drift        `json:"drift"`
+	// Pending: the probes whose verdict is still being computed (a first
+	// start on a large store; the next request shows them), and whether
+	// the snapshot's audit is.
+	Pending      []string `json:"pending_probes,omitempty"`
+	AuditPending bool     `json:"audit_pending,omitempty"`
 }
 
 // snapSummary is the identity of a host from its newest snapshot.
@@ -125,8 +130,12 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 		return nil, err
 	}
 	d.Workload = w.Name
-	if err := s.ensureLoaded(ctx); err != nil {
+	deadline := time.Now().Add(pageWait)
+	if loaded, err := s.loadedBy(ctx, deadline); err != nil {
 		return nil, err
+	} else if !loaded {
+		d.Probes, d.Index = []string{}, s.indexState()
+		return &result{View: "hosts", Title: "perflab: hosts", Data: &d}, nil
 	}
 	var labelled map[string]bool
 	if d.Label != "" {
@@ -134,7 +143,7 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 			return nil, err
 		}
 	}
-	page, err := s.pageOf(ctx, &d, labelled)
+	page, err := s.pageOf(ctx, &d, labelled, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -149,13 +158,26 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 // computes itself before it orders them; beyond it, only its own rows'.
 const syncFill = 64
 
-// pageOf is d's page of hosts with every verdict on it computed: when few
-// of the matching hosts' verdicts are pending (a small store, or a store
-// the background index has nearly finished), all are computed first, so
-// the order is exact; otherwise the page's own rows are (twice: a row
-// whose verdict was pending may move off the page), and the page says how
-// many verdicts the order still lacks.
-func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool) ([]*hostEntry, error) {
+// pageWait is how long a hosts page waits for the store's hosts and its
+// own rows' pending verdicts and audits (the first start of a console on
+// a large store) before it answers with those read and computed by then;
+// the rest are read and computed on and shown by the next request. 50
+// rows of 2 probes are 100 comparisons of 31 runs, about 0.3 s of two
+// CPUs (10 probes: 1.5 s): a page cannot wait for them within its 100 ms.
+const pageWait = 50 * time.Millisecond
+
+// maxPageFills bounds the pages' fills running at once (each on every
+// CPU): a request finding them all busy answers with what is computed.
+const maxPageFills = 2
+
+// pageOf is d's page of hosts with every verdict on it computed, or
+// pending when pageWait did not suffice: when few of the matching hosts'
+// verdicts are pending (a small store, or a store the background index
+// has nearly finished), all are computed first, so the order is exact;
+// otherwise the page's own rows are (twice: a row whose verdict was
+// pending may move off the page) within pageWait, and the page says how
+// many verdicts the order still lacks and which of its rows' are pending.
+func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool, deadline time.Time) ([]*hostEntry, error) {
 	workers := max(1, runtime.NumCPU())
 	match, pending := s.matchHosts(d, labelled)
 	if pending > 0 && pending <= syncFill {
@@ -166,11 +188,59 @@ func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bo
 	var page []*hostEntry
 	for range 2 {
 		page = s.selectHosts(d, labelled)
-		if err := s.fillHosts(ctx, page, workers); err != nil {
+		done, err := s.fillPage(ctx, page, workers, deadline)
+		if err != nil {
 			return nil, err
+		}
+		if !done {
+			break
 		}
 	}
 	return page, nil
+}
+
+// fillPage computes what page's hosts lack and waits for it until
+// deadline; it reports whether everything was computed by then. The
+// computation runs on after a deadline (not under the request's context):
+// the next request shows its results.
+func (s *Server) fillPage(ctx context.Context, page []*hostEntry, workers int, deadline time.Time) (bool, error) {
+	s.ix.mu.Lock()
+	lack := false
+	for _, h := range page {
+		lack = lack || !h.Audited && h.Snap.ID != ""
+		for _, p := range h.Pairs {
+			lack = lack || !p.Done
+		}
+	}
+	busy := s.ix.pageFills >= maxPageFills
+	if lack && !busy {
+		s.ix.pageFills++
+	}
+	s.ix.mu.Unlock()
+	if !lack || busy {
+		return !lack, nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := s.fillHosts(context.WithoutCancel(ctx), page, workers)
+		s.ix.mu.Lock()
+		s.ix.pageFills--
+		s.ix.mu.Unlock()
+		if err != nil {
+			s.log.Printf("hosts page: computing its verdicts: %v", err)
+		}
+		done <- err
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err == nil, err
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // matchHosts is every host matching d's filters and how many of their
@@ -256,13 +326,17 @@ func (s *Server) hostRowOf(ctx context.Context, h *hostEntry, w *audit.Workload)
 	row := hostRow{HostSummary: store.HostSummary{Host: h.Host, Runs: h.Runs, LastRun: h.LastRun, Snapshot: h.Snap.ID, SnapAt: h.Snap.TakenAt},
 		Summary: h.Summary, Findings: h.Findings, Worst: h.Worst, Drift: []drift{}}
 	for _, p := range h.Pairs {
-		if p.Done && p.Drift != nil {
+		switch {
+		case !p.Done:
+			row.Pending = append(row.Pending, p.Probe)
+		case p.Drift != nil:
 			row.Drift = append(row.Drift, *p.Drift)
 		}
 	}
+	row.AuditPending = !h.Audited && h.Snap.ID != ""
 	s.ix.mu.Unlock()
 	if w.Name != "general" && row.Snapshot != "" {
-		row.Summary, row.Findings, row.Worst = nil, nil, ""
+		row.Summary, row.Findings, row.Worst, row.AuditPending = nil, nil, "", false
 		if a, ok := s.snapAudit(ctx, row.Snapshot, w); ok {
 			row.Summary, row.Findings, row.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
 		}
@@ -294,14 +368,54 @@ func summarize(s *snapshot.Snapshot) *snapSummary {
 // newest run must clear. Nil without an earlier run.
 func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error) {
 	latest, err := s.st.Run(ctx, ph.Newest)
-	if err != nil || len(latest.Metrics) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	m := latest.Metrics[0]
 	runs, err := s.st.RunsBatch(ctx, store.Filter{Probe: ph.Probe, Host: ph.Host, Limit: driftRuns + 1})
 	if err != nil {
 		return nil, err
 	}
+	return driftFrom(ph, latest, runs), nil
+}
+
+// driftsOf is driftOf for many pairs, with their runs read together
+// (store.PairRuns: the runs RunsBatch reads for each, two queries per
+// store.PairRunsMost pairs instead of five per pair). A pair's newest run
+// is among its runs unless runs were added or deleted since the pair was
+// read, and is then read alone, as driftOf does. out[i] is phs[i]'s, or
+// errs[i] the pair's error (its newest run deleted meanwhile, say) when
+// only that pair failed; err is the batch's.
+func (s *Server) driftsOf(ctx context.Context, phs []store.ProbeHost) (out []*drift, errs []error, err error) {
+	runs, err := s.st.PairRuns(ctx, phs, driftRuns+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, errs = make([]*drift, len(phs)), make([]error, len(phs))
+	for i, ph := range phs {
+		var latest *run.Run
+		for _, r := range runs[i] {
+			if r.ID == ph.Newest {
+				latest = r
+				break
+			}
+		}
+		if latest == nil {
+			if latest, errs[i] = s.st.Run(ctx, ph.Newest); errs[i] != nil {
+				continue
+			}
+		}
+		out[i] = driftFrom(ph, latest, runs[i])
+	}
+	return out, errs, nil
+}
+
+// driftFrom is driftOf's verdict on the runs it read: latest, the pair's
+// newest run, and runs, the pair's newest driftRuns+1 runs, newest first.
+func driftFrom(ph store.ProbeHost, latest *run.Run, runs []*run.Run) *drift {
+	if len(latest.Metrics) == 0 {
+		return nil
+	}
+	m := latest.Metrics[0]
 	from := latest.Started.Add(-driftWindow)
 	var earlier []*run.Run
 	var meds []float64
@@ -317,7 +431,7 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 		meds = append(meds, stats.Median(v))
 	}
 	if len(earlier) == 0 {
-		return nil, nil
+		return nil
 	}
 	sort.Slice(earlier, func(i, j int) bool { return earlier[i].Started.Before(earlier[j].Started) })
 	prev := earlier[len(earlier)-1]
@@ -336,7 +450,7 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 	c, err := compare.Compare(sides, compare.Options{History: runs[:min(len(runs), store.HistoryLimit)]})
 	if err != nil {
 		d.Reason = err.Error()
-		return d, nil
+		return d
 	}
 	if del, ok := probeDelta(c, ph.Probe, m.Name); ok {
 		row := c.Metrics[del.Row]
@@ -348,7 +462,7 @@ func (s *Server) driftOf(ctx context.Context, ph store.ProbeHost) (*drift, error
 		d.Verdict, d.Reason, d.Calibration, d.HostDrift = del.Verdict, del.Reason, del.Drift.CalibrationRuns, del.HostDrift
 		d.DeltaPct, d.DeltaLoPct, d.DeltaHiPct = finite(del.DeltaPct), finite(del.DeltaLoPct), finite(del.DeltaHiPct)
 	}
-	return d, nil
+	return d
 }
 
 // probeDelta is the delta that stands for a probe: the probe's first

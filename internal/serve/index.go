@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -66,8 +67,12 @@ type index struct {
 	pending int       // pairs and audits not yet computed
 	err     error     // the last refresh's error
 
-	building bool
-	cache    string // the cache file, "" for none
+	building  bool
+	serving   bool          // under Serve: the background build reads the aggregate too
+	reading   chan struct{} // closed when the aggregate read in flight ends; nil when none
+	readErr   error         // the last aggregate read's error
+	pageFills int           // hosts pages' fills running (hosts.go)
+	cache     string        // the cache file, "" for none
 }
 
 // indexCacheVersion changes when the entries' meaning does (the verdict
@@ -167,13 +172,25 @@ func (ix *index) setHosts(hs []*hostEntry) {
 // with the entries already computed (kept where the signature and the
 // snapshot are the same).
 func (s *Server) readAggregate(ctx context.Context) error {
-	pairs, snaps, err := s.st.ConsoleIndex(ctx)
-	if err != nil {
-		return err
-	}
 	ix := &s.ix
+	done := make(chan struct{})
+	ix.mu.Lock()
+	ix.reading = done
+	ix.mu.Unlock()
+	defer func() {
+		ix.mu.Lock()
+		if ix.reading == done {
+			ix.reading = nil
+		}
+		ix.mu.Unlock()
+		close(done)
+	}()
+	pairs, snaps, err := s.st.ConsoleIndex(ctx)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.readErr = err; err != nil {
+		return err
+	}
 	old := ix.byName
 	byName := map[string]*hostEntry{}
 	var hs []*hostEntry
@@ -228,34 +245,117 @@ func (s *Server) ensureLoaded(ctx context.Context) error {
 	return s.readAggregate(ctx)
 }
 
-// fillPair computes one pair's drift (outside the lock) and stores it in
-// the index's current entry for the same host, probe and signature. p may
-// be an entry a later read of the aggregate replaced (a request's read
-// racing the background build's, or a refresh): the result belongs to
-// whichever entry the index holds now, else the page would keep a
-// replaced entry's verdict, the index's entry would stay pending forever
-// and the pending count would go negative.
-func (s *Server) fillPair(ctx context.Context, host string, p *pairEntry) error {
+// loadedBy is ensureLoaded for the hosts page of a console under Serve,
+// whose first start reads the aggregate in the background (a pass over
+// every run: a second on a million): the page waits for that read until
+// deadline, and reports false when it has not ended by then (the page
+// then says the index is being read). Outside Serve (tests, benchmarks)
+// it is ensureLoaded.
+func (s *Server) loadedBy(ctx context.Context, deadline time.Time) (bool, error) {
 	s.ix.mu.Lock()
-	probe, sig := p.Probe, p.Sig
-	cur := s.ix.pairOf(host, probe, sig)
-	if cur == nil || cur.Done {
-		s.ix.mu.Unlock()
+	loaded, serving, reading, failed := s.ix.loaded, s.ix.serving, s.ix.reading, s.ix.readErr != nil
+	s.ix.mu.Unlock()
+	switch {
+	case loaded:
+		return true, nil
+	case !serving:
+		return true, s.ensureLoaded(ctx)
+	case reading == nil && !failed:
+		// The build is about to read (after the store's signature): a
+		// second read beside it would slow both.
+		reading = make(chan struct{})
+		go func() {
+			defer close(reading)
+			for {
+				s.ix.mu.Lock()
+				r, done := s.ix.reading, s.ix.loaded || s.ix.readErr != nil
+				s.ix.mu.Unlock()
+				if r != nil {
+					<-r
+					return
+				}
+				if done || ctx.Err() != nil {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	case reading == nil:
+		// The last read failed: this request reads again, and the next
+		// requests wait for its read.
+		reading = make(chan struct{})
+		go func() {
+			defer close(reading)
+			if err := s.readAggregate(context.WithoutCancel(ctx)); err != nil {
+				s.log.Printf("hosts page: reading the index: %v", err)
+			}
+		}()
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-reading:
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
+	if !s.ix.loaded {
+		return false, s.ix.readErr
+	}
+	return true, nil
+}
+
+// pairJob is one pair of a host to compute.
+type pairJob struct {
+	host string
+	p    *pairEntry
+}
+
+// fillPairs computes the drifts of pairs (their runs read together,
+// outside the lock) and stores each in the index's current entry for the
+// same host, probe and signature. An entry may have been replaced by a
+// later read of the aggregate (a request's read racing the background
+// build's, or a refresh): the result belongs to whichever entry the index
+// holds now, else the page would keep a replaced entry's verdict, the
+// index's entry would stay pending forever and the pending count would go
+// negative. Pairs computed meanwhile (by a page, or the build) are skipped.
+func (s *Server) fillPairs(ctx context.Context, jobs []pairJob) error {
+	type want struct{ host, probe, sig string }
+	var ws []want
+	var phs []store.ProbeHost
+	s.ix.mu.Lock()
+	for _, j := range jobs {
+		cur := s.ix.pairOf(j.host, j.p.Probe, j.p.Sig)
+		if cur == nil || cur.Done {
+			continue
+		}
+		ws = append(ws, want{j.host, cur.Probe, cur.Sig})
+		phs = append(phs, store.ProbeHost{Probe: cur.Probe, Host: j.host, Runs: cur.Runs, Newest: cur.Newest})
+	}
+	s.ix.mu.Unlock()
+	if len(phs) == 0 {
 		return nil
 	}
-	ph := store.ProbeHost{Probe: probe, Host: host, Runs: cur.Runs, Newest: cur.Newest}
-	s.ix.mu.Unlock()
-	d, err := s.driftOf(ctx, ph)
+	ds, errs, err := s.driftsOf(ctx, phs)
 	if err != nil {
 		return err
 	}
 	s.ix.mu.Lock()
-	if cur := s.ix.pairOf(host, probe, sig); cur != nil && !cur.Done {
-		cur.Done, cur.Drift = true, d
-		s.ix.pending--
+	for i, w := range ws {
+		if errs[i] != nil {
+			err = cmp.Or(err, errs[i]) // the pair stays pending; the others are kept
+			continue
+		}
+		if cur := s.ix.pairOf(w.host, w.probe, w.sig); cur != nil && !cur.Done {
+			cur.Done, cur.Drift = true, ds[i]
+			s.ix.pending--
+		}
 	}
 	s.ix.mu.Unlock()
-	return nil
+	return err
 }
 
 // pairOf is the index's current entry of a host's probe with signature
@@ -303,12 +403,26 @@ func generalWorkload() *audit.Workload {
 }
 
 // fillHosts computes what the given hosts lack, with at most workers
-// comparisons at once.
+// chunks of pairs (or audits) at once. A chunk is at most
+// store.PairRunsMost pairs whose runs one query reads; fewer when that
+// would leave a worker idle (a page's 100 pairs are two chunks of 50 on
+// two workers, not one of 64 and one of 36).
 func (s *Server) fillHosts(ctx context.Context, hs []*hostEntry, workers int) error {
 	type job struct {
-		h *hostEntry
-		p *pairEntry
+		h     *hostEntry // audit h
+		pairs []pairJob
 	}
+	var todo []pairJob
+	s.ix.mu.Lock()
+	for _, h := range hs {
+		for _, p := range h.Pairs {
+			if !p.Done {
+				todo = append(todo, pairJob{h.Host, p})
+			}
+		}
+	}
+	s.ix.mu.Unlock()
+	chunk := min(store.PairRunsMost, max(1, (len(todo)+workers-1)/workers))
 	jobs := make(chan job)
 	errc := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -317,11 +431,11 @@ func (s *Server) fillHosts(ctx context.Context, hs []*hostEntry, workers int) er
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				if j.p == nil {
+				if j.h != nil {
 					s.fillAudit(ctx, j.h)
 					continue
 				}
-				if err := s.fillPair(ctx, j.h.Host, j.p); err != nil {
+				if err := s.fillPairs(ctx, j.pairs); err != nil {
 					select {
 					case errc <- err:
 					default:
@@ -330,17 +444,18 @@ func (s *Server) fillHosts(ctx context.Context, hs []*hostEntry, workers int) er
 			}
 		}()
 	}
-	for _, h := range hs {
-		s.ix.mu.Lock()
-		pairs := append([]*pairEntry(nil), h.Pairs...)
-		s.ix.mu.Unlock()
-		if ctx.Err() != nil {
-			break
+	// The pairs in host order, each chunk followed by the audits of its
+	// hosts: a console restarted half-way keeps whole hosts.
+	next := 0
+	for start := 0; start < len(todo) && ctx.Err() == nil; start += chunk {
+		part := todo[start:min(start+chunk, len(todo))]
+		jobs <- job{pairs: part}
+		for ; next < len(hs) && (start+chunk >= len(todo) || hs[next].Host != part[len(part)-1].host); next++ {
+			jobs <- job{h: hs[next]}
 		}
-		jobs <- job{h: h}
-		for _, p := range pairs {
-			jobs <- job{h: h, p: p}
-		}
+	}
+	for ; next < len(hs) && ctx.Err() == nil; next++ {
+		jobs <- job{h: hs[next]}
 	}
 	close(jobs)
 	wg.Wait()
@@ -370,11 +485,22 @@ func (s *Server) build(ctx context.Context) {
 	err := s.readAggregate(ctx)
 	if err == nil {
 		s.ix.mu.Lock()
-		hs := s.ix.hosts
+		hs, pending := s.ix.hosts, s.ix.pending
 		s.ix.mu.Unlock()
 		// One worker per two CPUs: the index is background work and must
-		// leave the requests (and PostgreSQL) a CPU. What is computed is
-		// saved every saveEvery, so a console restarted half-way keeps it.
+		// leave the requests (and PostgreSQL) a CPU. Except for a first
+		// build (no cache, or one cut short: most pairs pending): until
+		// it ends the hosts page lacks most verdicts and orders by the
+		// few it has, so it gets every CPU (the pages still answer in
+		// pageWait plus their own work). The CPU is decoding the runs'
+		// documents (about two thirds) and compare (a quarter): the
+		// database's part is small once a query reads 64 pairs' runs.
+		// What is computed is saved every saveEvery, so a console
+		// restarted half-way keeps it.
+		workers := max(1, runtime.NumCPU()/2)
+		if pending > firstBuild {
+			workers = max(1, runtime.NumCPU())
+		}
 		saved := make(chan struct{})
 		go func() {
 			t := time.NewTicker(saveEvery)
@@ -388,7 +514,7 @@ func (s *Server) build(ctx context.Context) {
 				}
 			}
 		}()
-		err = s.fillHosts(ctx, hs, max(1, runtime.NumCPU()/2))
+		err = s.fillHosts(ctx, hs, workers)
 		close(saved)
 	}
 	s.ix.mu.Lock()
@@ -398,6 +524,10 @@ func (s *Server) build(ctx context.Context) {
 }
 
 func (s *Server) saveCache(path string) { s.ix.saveCache(path) }
+
+// firstBuild is how many pending entries make a build a first one (on
+// every CPU): more than a refresh after new runs of a fleet usually has.
+const firstBuild = 1000
 
 // saveEvery is how often a building index is saved to its cache file.
 const saveEvery = 30 * time.Second
@@ -446,6 +576,10 @@ func (s *Server) maintain(ctx context.Context) {
 
 // indexState is what the hosts page says about the index.
 type indexState struct {
+	// Loaded: the store's hosts were read (a console's first start on a
+	// large store reads them for about a second; until then the page
+	// has no hosts and says so).
+	Loaded   bool      `json:"loaded"`
 	Hosts    int       `json:"hosts"`
 	Pending  int       `json:"pending"` // verdicts and audits not computed yet (the order may change)
 	ReadAt   time.Time `json:"read_at"` // the store as of this time
@@ -455,7 +589,7 @@ type indexState struct {
 func (s *Server) indexState() indexState {
 	s.ix.mu.Lock()
 	defer s.ix.mu.Unlock()
-	return indexState{Hosts: len(s.ix.hosts), Pending: s.ix.pending, ReadAt: s.ix.readAt, Building: s.ix.building}
+	return indexState{Loaded: s.ix.loaded, Hosts: len(s.ix.hosts), Pending: s.ix.pending, ReadAt: s.ix.readAt, Building: s.ix.building}
 }
 
 // hostNames is every indexed host's name, for the selections of other

@@ -153,6 +153,10 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	ictx, stopIndex := context.WithCancel(ctx)
 	defer stopIndex()
 	s.ix.loadCache(s.st.Path) // before the first request: a restart starts warm
+	s.ix.mu.Lock()
+	s.ix.serving = true // the hosts page waits for the build's read of the store, not longer (index.go)
+	s.ix.mu.Unlock()
+	s.warm(ictx) // and on primed connections (warm.go)
 	go s.maintain(ictx)
 	if ready != nil {
 		ready(ln.Addr().String())

@@ -134,6 +134,7 @@ func checkConcurrentPush(t *testing.T, dst string) {
 	// Every writer appended its runs' medians to the hosts' lists, the
 	// 100 writers of the shared host at once: none lost or doubled.
 	checkHostMedians(t, s)
+	checkHostLabels(t, s)
 }
 
 func TestConcurrentPushSQLite(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -396,10 +397,19 @@ func (s *Store) ConsoleIndex(ctx context.Context) ([]PairSig, []HostSnap, error)
 	return pairs, snaps, rows.Err()
 }
 
-// HostsWithLabel lists the hosts that have runs labelled label (through
-// the runs (label, started) index).
+// HostsWithLabel lists the hosts that have runs labelled label: from
+// host_labels (schema 7: one index range, a row per host), or on an older
+// store opened read-only from runs (every run under the label).
 func (s *Store) HostsWithLabel(ctx context.Context, label string) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT host FROM runs WHERE label = ?`), label)
+	kept, err := s.keepsHostLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT host FROM host_labels WHERE label = ?`
+	if !kept {
+		q = `SELECT DISTINCT host FROM runs WHERE label = ?`
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), label)
 	if err != nil {
 		return nil, err
 	}
@@ -490,6 +500,11 @@ func (s *Store) RunsBatch(ctx context.Context, f Filter) ([]*run.Run, error) {
 
 // loadRunsBatch is loadRuns with one query for all the samples.
 func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run.Run, error) {
+	return s.loadRunsWith(ctx, q, args, decodeRun)
+}
+
+// loadRunsWith is loadRunsBatch decoding each document with decode.
+func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, decode func(id, doc string) (*run.Run, error)) ([]*run.Run, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return nil, err
@@ -503,17 +518,13 @@ func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run
 			rows.Close()
 			return nil, err
 		}
-		var r run.Run
-		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+		r, err := decode(id, doc)
+		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
+			return nil, err
 		}
-		if r.Schema > run.Schema {
-			rows.Close()
-			return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, r.Schema)
-		}
-		out = append(out, &r)
-		idx[id] = &r
+		out = append(out, r)
+		idx[id] = r
 		colIDs = append(colIDs, id)
 	}
 	rows.Close()
@@ -556,4 +567,138 @@ func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*ru
 		}
 	}
 	return rows.Err()
+}
+
+// RunsByIDs loads the runs with these full ids (documents and samples, as
+// RunsBatch loads them) in the order of ids, with one query for the
+// documents and one for the samples of every sampleIDs runs; an id not
+// stored is left out. A comparison loads its sides and noise history so,
+// instead of two queries a run.
+func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
+	return s.runsByIDs(ctx, ids, decodeRun)
+}
+
+// HistoryRunsByIDs is RunsByIDs keeping of each document only what a
+// comparison's noise history reads (compare's calibration and noise
+// floor: id, probe, host, suite, parameters, placement, schema) beside
+// the samples: decoding whole documents, monitor series included, was
+// half a cold two-host comparison's CPU (docs/performance.md).
+func (s *Store) HistoryRunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
+	return s.runsByIDs(ctx, ids, decodeHistoryRun)
+}
+
+// historyDoc is the part of a run document decodeHistoryRun keeps.
+type historyDoc struct {
+	Schema int               `json:"schema"`
+	ID     string            `json:"id"`
+	Suite  string            `json:"suite"`
+	Probe  string            `json:"probe"`
+	Params map[string]string `json:"params"`
+	CPUs   string            `json:"cpus"`
+	Host   string            `json:"host"`
+}
+
+func decodeHistoryRun(id, doc string) (*run.Run, error) {
+	var h historyDoc
+	if err := json.Unmarshal([]byte(doc), &h); err != nil {
+		return nil, fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
+	}
+	if h.Schema > run.Schema {
+		return nil, fmt.Errorf("run %s: %w: run schema %d", id, run.ErrNewerSchema, h.Schema)
+	}
+	return &run.Run{Schema: h.Schema, ID: h.ID, Suite: h.Suite, Probe: h.Probe, Params: h.Params, CPUs: h.CPUs, Host: h.Host}, nil
+}
+
+func (s *Store) runsByIDs(ctx context.Context, ids []string, decode func(id, doc string) (*run.Run, error)) ([]*run.Run, error) {
+	by := make(map[string]*run.Run, len(ids))
+	for start := 0; start < len(ids); start += sampleIDs {
+		chunk := ids[start:min(start+sampleIDs, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rs, err := s.loadRunsWith(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args, decode)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			by[r.ID] = r
+		}
+	}
+	out := make([]*run.Run, 0, len(ids))
+	for _, id := range ids {
+		if r := by[id]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// refsPerQuery is how many probe and host pairs one NewestRefs query
+// reads (a compound SELECT of one term per pair; SQLite allows 500).
+const refsPerQuery = 100
+
+// NewestRefs is, for each probe and host pair (probe first), its newest n
+// runs as RunRefs lists them (newest first, ties by id bytewise), in the
+// order of pairs: one query of one indexed range per pair instead of a
+// query per pair.
+func (s *Store) NewestRefs(ctx context.Context, pairs [][2]string, n int) ([][]RunRef, error) {
+	return s.newestRefs(ctx, `probe = ? AND host = ?`, pairs, n)
+}
+
+// LabelProbeRefs is, for each probe, the newest n runs labelled label
+// (RunRefs' order), in the order of probes: one compound query of an
+// index range (runs (label, probe, started), schema 7) per probe. The
+// console compares a label of a million runs by these.
+func (s *Store) LabelProbeRefs(ctx context.Context, label string, probes []string, n int) ([][]RunRef, error) {
+	pairs := make([][2]string, len(probes))
+	for i, p := range probes {
+		pairs[i] = [2]string{label, p}
+	}
+	return s.newestRefs(ctx, `label = ? AND probe = ?`, pairs, n)
+}
+
+// newestRefs is the newest n runs matching where (two placeholders) for
+// each pair of arguments, in the order of pairs.
+func (s *Store) newestRefs(ctx context.Context, where string, pairs [][2]string, n int) ([][]RunRef, error) {
+	out := make([][]RunRef, len(pairs))
+	for start := 0; start < len(pairs); start += refsPerQuery {
+		part := pairs[start:min(start+refsPerQuery, len(pairs))]
+		terms := make([]string, len(part))
+		args := make([]any, 0, 2*len(part))
+		for i, p := range part {
+			terms[i] = fmt.Sprintf(`SELECT * FROM (SELECT %d AS k, %s FROM runs WHERE %s ORDER BY started DESC, %s LIMIT %d) t%d`,
+				start+i, runRefsColumns, where, s.d.byteOrder("id"), max(n, 1), i)
+			args = append(args, p[0], p[1])
+		}
+		rows, err := s.db.QueryContext(ctx, s.q(strings.Join(terms, " UNION ALL ")), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k int
+			var r RunRef
+			var at int64
+			var complete int
+			if err := rows.Scan(&k, &r.ID, &r.Label, &r.Suite, &r.Probe, &r.Host, &r.Snapshot, &at, &complete); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			r.Started, r.Complete = time.Unix(0, at).UTC(), complete != 0
+			out[k] = append(out[k], r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for _, refs := range out { // a compound SELECT keeps no order of its own
+		sort.Slice(refs, func(i, j int) bool {
+			if !refs[i].Started.Equal(refs[j].Started) {
+				return refs[i].Started.After(refs[j].Started)
+			}
+			return refs[i].ID < refs[j].ID
+		})
+	}
+	return out, nil
 }

@@ -106,6 +106,9 @@ func (s *Store) copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps 
 	for _, r := range runs {
 		ms = append(ms, MetricRows(r)...)
 	}
+	if err := s.addHostLabels(ctx, pgxExec{tx}, runs); err != nil {
+		return err
+	}
 	if err := s.appendHostMedians(ctx, pgxExec{tx}, ms); err != nil {
 		return err
 	}

@@ -93,6 +93,10 @@ func writeAll(t *testing.T, s *Store) {
 		if i == 59 {
 			r.Host = "solo"
 		}
+		r.Label = []string{"", "a", "b"}[i%3] // host_labels: several labels a host, one shared by hosts
+		if i == 5 {
+			r.Label = "lab1" // the only run of its host and label
+		}
 		r.Samples[0].Value = awkward[i%len(awkward)]
 		r.Samples[2].Value = awkward[i%len(awkward)] // zeta's median is exactly it
 		r.Samples[1].Value += float64(i) / 3
@@ -127,10 +131,12 @@ func TestHostMediansFollowEveryWriter(t *testing.T) {
 	lite, _ := openTemp(t)
 	writeAll(t, lite)
 	checkHostMedians(t, lite)
+	checkHostLabels(t, lite)
 	testenv.Short(t)
 	pg, _ := openPG(t)
 	writeAll(t, pg)
 	checkHostMedians(t, pg)
+	checkHostLabels(t, pg)
 	if a, b := medianLists(t, lite, true), medianLists(t, pg, true); fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("SQLite and PostgreSQL keep other host medians for the same writes")
 	}
@@ -163,6 +169,10 @@ func TestHostMediansMigrate(t *testing.T) {
 			t.Errorf("schema 5 read-only: HasHostMedians = %v, %v; want false", ok, err)
 		}
 		v.Close()
+		// The label filter on a store without host_labels reads the runs.
+		if hs, err := ro.HostsWithLabel(ctx, "old"); err != nil || fmt.Sprint(hs) != "map[h0:true h1:true h2:true]" {
+			t.Errorf("schema 5 read-only: HostsWithLabel = %v, %v; want h0 h1 h2", hs, err)
+		}
 		ro.Close()
 		s, err = Open(path)
 		if err != nil {
@@ -170,8 +180,10 @@ func TestHostMediansMigrate(t *testing.T) {
 		}
 		defer s.Close()
 		checkHostMedians(t, s)
-		writeAll(t, s) // and kept after
+		checkHostLabels(t, s) // schema 7's back-fill too
+		writeAll(t, s)        // and kept after
 		checkHostMedians(t, s)
+		checkHostLabels(t, s)
 	}
 	check(t, filepath.Join(t.TempDir(), "old.db"))
 	testenv.Short(t)

@@ -117,6 +117,24 @@ var migrations = [][]string{
 			PRIMARY KEY (host, probe, metric, params, unit, better)
 		)`,
 	},
+	// 7: per host and label, how many of the host's runs carry it
+	// (hostlabels.go), written with each run, so the console's label
+	// filter reads at most a row per host instead of every run under the
+	// label. Filled from runs in the same step (one INSERT … SELECT …
+	// GROUP BY). And an index for the newest runs of each probe under a
+	// label, which the console compares a label of a million runs by.
+	{
+		`CREATE TABLE host_labels (
+			host  TEXT NOT NULL,
+			label TEXT NOT NULL,
+			runs  BIGINT NOT NULL,
+			PRIMARY KEY (host, label)
+		)`,
+		`CREATE INDEX host_labels_label ON host_labels (label, host)`,
+		backfillHostLabelsSQL,
+		// the newest runs of each probe under a label (LabelProbeRefs)
+		`CREATE INDEX runs_label_probe ON runs (label, probe, started)`,
+	},
 }
 
 // stepHooks[i] runs in migration i's transaction after its statements:

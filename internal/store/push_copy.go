@@ -63,14 +63,24 @@ SELECT id, taken_at, host, doc FROM push_snapshots ORDER BY id COLLATE "C"
 ON CONFLICT (id) DO NOTHING`
 
 // pushRunsSQL stores the staged runs not yet stored and, in the same
-// statement, the samples and medians of exactly those runs, and appends
-// those medians to their hosts' lists (host_medians, in key order as
-// appendHostMedians locks them); it returns how many runs it stored.
+// statement, the samples and medians of exactly those runs, counts those
+// runs in their hosts' labels (host_labels) and appends their medians to
+// their hosts' lists (host_medians), each in key order as addHostLabels
+// and appendHostMedians lock them; it returns how many runs it stored.
+// host_labels is written first, as by every other writer: the main query
+// reads labels_added, so it runs while the main query does, and the
+// data-modifying CTEs nothing reads (hosts_added) run after it.
 var pushRunsSQL = `WITH added AS (
 	INSERT INTO runs (` + strings.Join(runCols, ", ") + `)
 	SELECT ` + strings.Join(runCols, ", ") + ` FROM push_runs ORDER BY id COLLATE "C"
 	ON CONFLICT (id) DO NOTHING
-	RETURNING id
+	RETURNING id, host, label
+), labels_added AS (
+	INSERT INTO host_labels (host, label, runs)
+	SELECT host, label, count(*) FROM added GROUP BY host, label
+	ORDER BY host COLLATE "C", label COLLATE "C"
+	ON CONFLICT (host, label) DO UPDATE SET runs = host_labels.runs + excluded.runs
+	RETURNING 1
 ), samples_added AS (
 	INSERT INTO samples (` + strings.Join(sampleCols, ", ") + `)
 	SELECT ` + prefixed("p.", sampleCols) + ` FROM push_samples p JOIN added a ON a.id = p.run_id
@@ -87,7 +97,7 @@ var pushRunsSQL = `WITH added AS (
 	ORDER BY host COLLATE "C", probe COLLATE "C", metric COLLATE "C", params COLLATE "C", unit COLLATE "C", better COLLATE "C"
 	ON CONFLICT (host, probe, metric, params, unit, better) DO UPDATE SET medians = host_medians.medians || excluded.medians
 )
-SELECT count(*) FROM added`
+SELECT count(*) FROM added WHERE (SELECT count(*) FROM labels_added) >= 0`
 
 func prefixed(p string, cols []string) string {
 	out := make([]string, len(cols))

@@ -118,6 +118,7 @@ func TestPushSameOnBothBackends(t *testing.T) {
 			t.Errorf("%s holds other rows than the source after the push:\n%s", dst.Path, firstDiff(got, want))
 		}
 		checkHostMedians(t, dst)
+		checkHostLabels(t, dst)
 		if got, want := medianLists(t, dst, true), medianLists(t, src, true); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: host medians differ from the source's after the push", dst.Path)
 		}
@@ -157,6 +158,7 @@ func TestPushWithoutTemporaryPrivilege(t *testing.T) {
 		`DO $$ BEGIN EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database()); END $$`,
 		`GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO pusher`,
 		`GRANT UPDATE ON host_medians TO pusher`, // appending to a host's list of medians
+		`GRANT UPDATE ON host_labels TO pusher`,  // counting a run in its host's label
 	} {
 		if _, err := pg.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -181,4 +183,5 @@ func TestPushWithoutTemporaryPrivilege(t *testing.T) {
 		t.Errorf("rows differ from the source's:\n%s", firstDiff(got, want))
 	}
 	checkHostMedians(t, pg)
+	checkHostLabels(t, pg)
 }

@@ -111,6 +111,9 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 	if err := s.insertMetricRows(ctx, tx, ms); err != nil {
 		return false, err
 	}
+	if err := s.addHostLabels(ctx, tx, []*run.Run{r}); err != nil {
+		return false, err
+	}
 	if err := s.appendHostMedians(ctx, tx, ms); err != nil {
 		return false, err
 	}
@@ -286,6 +289,9 @@ func (s *Store) delete(ctx context.Context, id string) error {
 	defer tx.Rollback()
 	var snap string
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT snapshot_id FROM runs WHERE id = ?`), full).Scan(&snap); err != nil {
+		return err
+	}
+	if err := s.removeHostLabel(ctx, tx, full); err != nil {
 		return err
 	}
 	if err := s.removeHostMedians(ctx, tx, full); err != nil {

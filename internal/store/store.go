@@ -73,6 +73,8 @@ type Store struct {
 	d        dialect
 	readOnly bool
 	Path     string // the database file (SQLite) or the DSN with any password removed
+
+	hasHostLabels hostLabelsFlag // memo of keepsHostLabels
 }
 
 // DefaultPath is $XDG_DATA_HOME/perflab/perflab.db, falling back to

@@ -69,6 +69,12 @@
         select('verdict', ['worse', 'better', 'same', 'equivalent', 'inconclusive', 'pending', 'none'], d.verdict, '(any)'),
         input('label', d.label), select('sort', ['worst', 'name'], d.sort), input('workload', d.workload === 'general' ? '' : d.workload),
         input('per', String(d.per_page), 4)]));
+      if (ix.loaded === false) {
+        // A console's first start reads the store's hosts (a pass over every run) in the background.
+        app.appendChild(el('p', { id: 'count' }, 'Reading the store’s hosts (a pass over every run: about a second on a million runs); this page reloads itself.'));
+        setTimeout(function () { location.reload(); }, 1000);
+        return;
+      }
       var first = d.page * d.per_page;
       app.appendChild(el('p', { id: 'count' }, d.total + ' host' + (d.total === 1 ? '' : 's') + ' match' + (d.total === 1 ? 'es' : '') +
         (d.total ? '; showing ' + (first + 1) + '–' + (first + d.hosts.length) : '') + (d.sort === 'worst' ? ', worst first' : ', by name') + '.' +
@@ -84,12 +90,14 @@
           return el('div', { 'class': 'drift ' + (x.verdict === 'worse' || x.verdict === 'better' ? x.verdict : 'flat'), title: x.reason || '' }, [
             x.probe + ' ' + (x.delta_pct === null ? '' : pct(x.delta_pct) + ci + ' ') + x.verdict + (x.host_drift ? ' (host drift)' : '') + ' ',
             link('/history', { probe: x.probe, host: h.host, metric: x.metric }, 'change points')]);
-        });
+        }).concat((h.pending_probes || []).map(function (p) {
+          return el('div', { 'class': 'drift flat pending' }, p + ' verdict being computed (refresh)');
+        }));
         return el('tr', { 'data-host': h.host }, [
           el('td', null, link('/history', { host: h.host }, h.host)),
           el('td', null, s.kernel || '–'), el('td', null, s.cpu ? s.cpu + ' ×' + s.threads : '–'),
           el('td', null, s.memory_gib ? s.memory_gib + ' GiB' : '–'),
-          el('td', null, fail.length ? fail : (h.snapshot ? 'none' : 'no snapshot')),
+          el('td', null, fail.length ? fail : (h.audit_pending ? 'being computed (refresh)' : h.snapshot ? 'none' : 'no snapshot')),
           el('td', null, day(h.last_run)), el('td', null, link('/runs', { host: h.host }, String(h.runs))),
           el('td', null, drift.length ? drift : '–'),
           el('td', null, [link('/audit', { host: h.host }, 'audit'), ' ', link('/snapshots', { host: h.host }, 'snapshots'), ' ',
