@@ -5,6 +5,7 @@
 #
 #   bash bench/flame.sh                        # captures ~100 MB of perf script (needs root + perf)
 #   FLAME_BENCH_INPUT=big.txt bash bench/flame.sh   # or bring your own perf script text
+#   FLAME_BENCH_INSTRUCTIONS=1 bash bench/flame.sh  # also instruction counts (valgrind), exact under load
 #
 # Results (hyperfine markdown and a summary) go to $FLAME_BENCH_DIR
 # (default /tmp/perflab-flame-bench); docs/flame.md and docs/performance.md
@@ -104,6 +105,16 @@ PYEOF
 echo "== line-scan floor (in memory; no reading, no process start); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 PERFLAB_FOLD_BENCH_FILE="$input" "$out/fold.test" -test.run '^$' -test.bench 'LineScanFloor' -test.benchtime 10x |
   awk '/^BenchmarkLineScanFloor/ { sub(/^BenchmarkLineScanFloor\//, ""); sub(/-[0-9]+$/, "", $1); printf "   %-28s %8.1f ms %8.1f MB/s\n", $1, $3/1e6, $5 }'
+
+# Instructions executed (valgrind's cachegrind): exact whatever the load,
+# so a change can be compared on a busy machine. Opt-in: ~1 minute a run.
+if [ "${FLAME_BENCH_INSTRUCTIONS:-0}" = 1 ] && command -v valgrind >/dev/null; then
+  echo "== instructions (cachegrind; data-cache misses simulated)"
+  for c in "$P flame fold -j 1 $input" "$P flame fold -j 2 $input" "inferno-collapse-perf -q -n 1 $input"; do
+    valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null $c 2>&1 >/dev/null |
+      awk -v c="$c" '/I +refs:/ { i=$NF } /D1 +misses:/ { d=$4 } END { printf "   %s instructions, %s D1 misses  %s\n", i, d, c }'
+  done
+fi
 
 echo "== peak memory (max RSS)"
 for c in "$P flame fold -j 1 $input" "$P flame fold -j 2 $input" "inferno-collapse-perf -q -n 1 $input" "inferno-collapse-perf -q -n 2 $input"; do

@@ -22,13 +22,15 @@
 // output runs to gigabytes. Parsing is byte-level with no regular
 // expressions and no allocation per line. Frame lines repeat (tens of
 // thousands of distinct lines make up millions), so each distinct line is
-// cleaned once and later copies are recognised: by equality with the
-// same thread's previous sample (outer frames), with one of the two
-// lines that followed the previous line last time, or by a hash lookup.
-// A sample is interned by its frames' ids, and the folded text of each
-// unique stack is built once, at the end; memory grows with unique lines
-// and stacks, not with the input. With more than one thread the input is
-// cut at blank lines (where the parser's state is known to be reset) into
-// blocks folded by worker goroutines, each of which sorts its own stacks;
-// the sorted lists are merged.
+// cleaned once and later copies are recognised: in the input, before
+// their end is looked for, as byte-for-byte copies of the last line seen
+// with one of the two entries that followed the previous line last time;
+// else by their key (the line after its address) compared with those
+// two; else by a hash lookup. A sample is interned by its frames' ids,
+// and the folded text of each unique stack is built once, at the end;
+// memory grows with unique lines and stacks, not with the input. With
+// more than one thread the input is cut at blank lines (where the
+// parser's state is known to be reset) into blocks folded by worker
+// goroutines; their stacks are merged by ids into the worker with the
+// most, and their texts built and sorted by two goroutines.
 package fold

@@ -3,6 +3,7 @@ package fold
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // folder is the per-line state machine of the reference folder, on bytes.
@@ -41,22 +42,13 @@ type folder struct {
 	// Consecutive lines repeat too (a function is mostly called from the
 	// same one or two places), so each entry remembers the two entries
 	// that followed it last: a line equal to one of these predictions
-	// skips the hashing and the lookup.
+	// skips the hashing and the lookup, and a line equal byte for byte to
+	// the last line seen with one of them (the same call site in the same
+	// process: the same address) is recognised in the input before its
+	// end is looked for.
 	caches [2]lineCache // by java
 	lc     *lineCache   // the current sample's
 	prev   uint32       // this sample's last entry, or noEntry
-
-	// Consecutive samples of a thread share their outer frames, which
-	// perf prints last: a sample's plain frame lines are held (as slices
-	// of the input) until it ends, and those at its end that are equal,
-	// byte for byte, to the last lines of the same thread's previous
-	// sample take that sample's entries without a lookup. Lines
-	// are only compared while both are in the block being fed.
-	pending []lineRef         // this sample's plain frame lines not yet added
-	last    []lastFlush       // by thread slot
-	thread  uint32            // the current sample's thread slot
-	threads map[string]uint32 // "pid/tid" as printed → thread slot
-	curEnts []uint32
 
 	segs *byteSet // segments, by id
 
@@ -80,16 +72,26 @@ type folder struct {
 	_ [128]byte
 }
 
-func newFolder(opt Options) *folder {
+// newFolder returns a folder for about size bytes of input (0: unknown).
+// Its line cache and stack set are sized from it, so that they rarely
+// double: with the collector held off, a doubled arena's old copy stays,
+// and first touches of fresh memory are page faults (−18% of them for
+// bench/flame.sh's input, and −11 MB of RSS).
+func newFolder(opt Options, size int) *folder {
+	lines, stacks := 1<<14, 1<<13
+	if size > 0 { // ~1 distinct frame line per KB, ~1 unique stack per 2 KB
+		lines = min(max(size/1024, 1<<8), 1<<16)
+		stacks = min(max(size/2048, 1<<7), 1<<15)
+	}
 	f := &folder{
 		opt:      opt,
-		stackSet: newByteSet(1 << 13),
+		stackSet: newByteSet(stacks),
 		pnames:   map[string]uint32{},
-		segs:     newByteSet(1 << 12),
+		segs:     newByteSet(lines / 4),
 		prev:     noEntry,
 		clean:    true,
 	}
-	f.caches[0].set, f.caches[1].set = newByteSet(1<<14), newByteSet(16)
+	f.caches[0], f.caches[1] = newLineCache(lines), newLineCache(16)
 	f.lc = &f.caches[0]
 	if opt.EventFilter != "" {
 		f.filter, f.filterSet = []byte(opt.EventFilter), true
@@ -97,10 +99,10 @@ func newFolder(opt Options) *folder {
 	return f
 }
 
-// fork returns a folder for a worker: same options and event filter,
-// fresh state and its own maps.
-func (f *folder) fork() *folder {
-	w := newFolder(f.opt)
+// fork returns a folder for a worker that will fold about size bytes:
+// same options and event filter, fresh state and its own maps.
+func (f *folder) fork(size int) *folder {
+	w := newFolder(f.opt, size)
 	w.filter, w.filterSet = f.filter, f.filterSet
 	return w
 }
@@ -108,6 +110,12 @@ func (f *folder) fork() *folder {
 // feed folds whole lines; data ends with '\n' unless it is the input's end.
 func (f *folder) feed(data []byte) {
 	for len(data) > 0 {
+		if f.prev != noEntry { // within a sample's frames
+			if n := f.predicted(data); n > 0 {
+				data = data[n:]
+				continue
+			}
+		}
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			f.stats.Unterminated = true // perf script ends every line: cut short?
@@ -117,9 +125,37 @@ func (f *folder) feed(data []byte) {
 		f.line(data[:i])
 		data = data[i+1:]
 	}
-	// Held lines are slices of data, which the caller reuses.
-	f.flush()
-	f.forget()
+}
+
+// predicted folds the line at the start of data if it is, byte for byte
+// and up to its '\n', the last line seen with one of the two entries
+// predicted to follow f.prev; it returns the bytes taken (0 if none).
+func (f *folder) predicted(data []byte) int {
+	c := f.lc
+	n0, n1 := c.next(f.prev)
+	e := noEntry
+	var l []byte
+	if n0 != noEntry {
+		if l = c.line(n0); len(l) > 0 && len(data) > len(l) && data[len(l)] == '\n' && string(data[:len(l)]) == string(l) {
+			e = n0
+		}
+	}
+	if e == noEntry && n1 != noEntry {
+		if l = c.line(n1); len(l) > 0 && len(data) > len(l) && data[len(l)] == '\n' && string(data[:len(l)]) == string(l) {
+			e = n1
+			c.setNext(f.prev, n1, n0)
+		}
+	}
+	if e == noEntry {
+		return 0
+	}
+	f.stats.Lines++
+	f.clean = false
+	f.prev = e
+	if s := c.seg(e); s != dropped {
+		f.ids = append(f.ids, s)
+	}
+	return len(l) + 1
 }
 
 // line folds one line (without its '\n').
@@ -128,7 +164,9 @@ func (f *folder) line(raw []byte) {
 	if f.inEvent && !f.skip && len(raw) > 0 && (raw[0] == '\t' || raw[0] == ' ') {
 		if off, ok := f.lineKey(raw); ok {
 			f.clean = false
-			f.pending = append(f.pending, lineRef{raw, off})
+			if e := f.cachedLine(raw, raw[off:]); e != noEntry {
+				f.lc.setPrefix(e, raw[:off])
+			}
 			return
 		}
 	}
@@ -164,6 +202,17 @@ const dropped = ^uint32(0)
 // false for lines not of the plain form "<blanks><hex> …", which take the
 // uncached path.
 func (f *folder) lineKey(raw []byte) (off int, ok bool) {
+	if i, ok := paddedAddr(raw); ok {
+		if f.opt.Addrs {
+			return i, true
+		}
+		return addrEnd + 1, true
+	}
+	return f.lineKeySlow(raw)
+}
+
+// lineKeySlow is lineKey for any line, a byte at a time.
+func (f *folder) lineKeySlow(raw []byte) (off int, ok bool) {
 	i := 0
 	for i < len(raw) && byteClass[raw[i]] == classBlank {
 		i++
@@ -181,6 +230,67 @@ func (f *folder) lineKey(raw []byte) (off int, ok bool) {
 	return j + 1, true
 }
 
+// addrEnd is where perf script's usual frame-line prefix ends: a tab,
+// the address right-aligned in 16 columns, then a space.
+const addrEnd = 17
+
+// paddedAddr recognises that usual prefix eight bytes at a time: raw[0]
+// a tab, raw[1:17] spaces then at least one lowercase hex digit, raw[17]
+// a space.
+// i is where the address starts. It accepts only lines lineKeySlow
+// reads the same way (TestPaddedAddrAgreesWithSlowScan).
+func paddedAddr(raw []byte) (i int, ok bool) {
+	if len(raw) <= addrEnd+1 || raw[0] != '\t' || raw[addrEnd] != ' ' {
+		return 0, false
+	}
+	w0 := binary.LittleEndian.Uint64(raw[1:])
+	w1 := binary.LittleEndian.Uint64(raw[9:])
+	if (w0|w1)&highBits != 0 {
+		return 0, false
+	}
+	sp0, sp1 := bytesIn(w0, ' ', ' '), bytesIn(w1, ' ', ' ')
+	if hexBytes(w0)|sp0 != highBits || hexBytes(w1)|sp1 != highBits {
+		return 0, false // a byte that is neither blank nor hex
+	}
+	// The spaces must come first (low bytes first, little-endian): a run
+	// of set high bits from the lowest byte.
+	switch {
+	case sp0 == highBits: // the address is within w1
+		if sp1 == highBits || !prefixRun(sp1) {
+			return 0, false
+		}
+		return 9 + bits.TrailingZeros64(^sp1&highBits)/8, true
+	case !prefixRun(sp0) || sp1 != 0:
+		return 0, false
+	}
+	return 1 + bits.TrailingZeros64(^sp0&highBits)/8, true
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// bytesIn returns the high bit of each byte of w (all below 0x80) that
+// lies in [lo, hi]: adding 0x80-lo sets it for bytes >= lo, adding
+// 0x7f-hi for bytes > hi, and no sum carries into the next byte.
+func bytesIn(w uint64, lo, hi byte) uint64 {
+	return (w + lowBits*uint64(0x80-lo)) &^ (w + lowBits*uint64(0x7f-hi)) & highBits
+}
+
+// hexBytes marks w's lowercase hex digits, which is what perf prints;
+// an address in capitals takes lineKeySlow.
+func hexBytes(w uint64) uint64 {
+	return bytesIn(w, '0', '9') | bytesIn(w, 'a', 'f')
+}
+
+// prefixRun reports whether the set high bits of m are those of its
+// lowest bytes, none after a clear one (0 included).
+func prefixRun(m uint64) bool {
+	v := m >> 7 * 0xff // each set byte made 0xff
+	return v&(v+1) == 0
+}
+
 // byteClass classifies the bytes lineKey scans: one table load a byte
 // instead of a chain of comparisons (static data: no initialiser).
 var byteClass = [256]uint8{'\t': classBlank, ' ': classBlank,
@@ -191,101 +301,34 @@ const (
 	classHex   = 2
 )
 
-// lineCache holds the cleaned frame lines of samples whose root frame
-// does (java) or does not start with "java": entry e is line key e of set.
-type lineCache struct {
-	set  *byteSet
-	seg  []uint32 // entry e's segment id, or dropped
-	next []uint32 // the two entries that followed e last (2e, 2e+1), or noEntry
-}
-
-// lineRef is a plain frame line and the offset of its key.
-type lineRef struct {
-	raw []byte
-	off int
-}
-
-// lastFlush is the previous flush of a thread: its lines and entries.
-type lastFlush struct {
-	lines []lineRef
-	ents  []uint32
-	java  int // the cache the entries are of
-}
-
-// flush adds the held frame lines, in order: the leading ones through the
-// cache, the trailing ones equal to the previous flush's from its entries.
-func (f *folder) flush() {
-	n := len(f.pending)
-	if n == 0 {
-		return
-	}
-	for int(f.thread) >= len(f.last) {
-		f.last = append(f.last, lastFlush{})
-	}
-	p := &f.last[f.thread]
-	if p.java != f.java { // the thread's comm changed (exec): other cache
-		p.lines, p.java = p.lines[:0], f.java
-	}
-	m := len(p.lines)
-	k := 0
-	for k < n && k < m && p.ents[m-1-k] != noEntry &&
-		string(f.pending[n-1-k].raw) == string(p.lines[m-1-k].raw) {
-		k++
-	}
-	ents := f.curEnts[:0]
-	for _, l := range f.pending[:n-k] {
-		ents = append(ents, f.cachedLine(l.raw, l.raw[l.off:]))
-	}
-	if k > 0 {
-		shared := p.ents[m-k:]
-		f.follows(shared[0])
-		for _, e := range shared {
-			if s := f.lc.seg[e]; s != dropped {
-				f.ids = append(f.ids, s)
-			}
-		}
-		ents = append(ents, shared...)
-		f.prev = shared[k-1]
-	}
-	p.lines, f.pending = f.pending, p.lines[:0]
-	p.ents, f.curEnts = ents, p.ents[:0]
-}
-
-// forget drops the held lines of previous samples: the block they are
-// slices of is about to be reused.
-func (f *folder) forget() {
-	for i := range f.last {
-		f.last[i].lines = f.last[i].lines[:0]
-	}
-}
-
 // cachedLine adds the frame of a plain frame line: the predicted entry if
 // its key is this line's, else the cached entry, else a new one.
 func (f *folder) cachedLine(raw, key []byte) uint32 {
 	c := f.lc
 	e := noEntry
 	if f.prev != noEntry {
-		next := c.next[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
-		for i, n := range next {
-			if n != noEntry && string(c.set.at(n)) == string(key) {
-				e = n
-				next[0], next[i] = n, next[0]
-				break
-			}
+		n0, n1 := c.next(f.prev)
+		switch {
+		case n0 != noEntry && string(c.key(n0)) == string(key):
+			e = n0
+		case n1 != noEntry && string(c.key(n1)) == string(key):
+			e = n1
+			c.setNext(f.prev, n1, n0)
 		}
 	}
 	if e == noEntry {
-		h := c.set.hash(key)
+		h := c.hash(key)
 		var hit bool
-		if e, hit = c.set.find(key, h); !hit {
+		if e, hit = c.find(key, h); !hit {
 			if e = f.newEntry(raw, key, h); e == noEntry {
-				return noEntry // weird: not cached, counted each time
+				f.prev = noEntry
+				return noEntry // weird, or the cache is full: not cached
 			}
 		}
 		f.follows(e)
 	}
 	f.prev = e
-	if s := c.seg[e]; s != dropped {
+	if s := c.seg(e); s != dropped {
 		f.ids = append(f.ids, s)
 	}
 	return e
@@ -296,9 +339,8 @@ func (f *folder) follows(e uint32) {
 	if f.prev == noEntry {
 		return
 	}
-	next := f.lc.next[2*f.prev : 2*f.prev+2 : 2*f.prev+2]
-	if next[0] != e {
-		next[0], next[1] = e, next[0]
+	if n0, _ := f.lc.next(f.prev); n0 != e {
+		f.lc.setNext(f.prev, e, n0)
 	}
 }
 
@@ -308,7 +350,8 @@ const noEntry = ^uint32(0)
 // newEntry cleans a frame line not seen before and caches the outcome
 // under key, whose hash is h. The outcome depends only on key (the blanks
 // and the ASCII address before it are trimmed away by any path), f.java
-// and the options. A weird line is counted and not cached (noEntry).
+// and the options. A weird line is counted and not cached (noEntry), as
+// is, with its frame added here, a line the full cache has no room for.
 func (f *folder) newEntry(raw, key []byte, h uint64) uint32 {
 	l := raw
 	if !isASCII(raw) {
@@ -323,10 +366,10 @@ func (f *folder) newEntry(raw, key []byte, h uint64) uint32 {
 	if !drop {
 		id = f.intern(seg)
 	}
-	c := f.lc
-	e := c.set.add(key, h)
-	c.seg = append(c.seg, id)
-	c.next = append(c.next, noEntry, noEntry)
+	e, ok := f.lc.add(key, h, id)
+	if !ok && id != dropped {
+		f.ids = append(f.ids, id) // not cached: the caller adds nothing
+	}
 	return e
 }
 
@@ -343,7 +386,6 @@ func (f *folder) intern(seg []byte) uint32 {
 
 // finish counts a last sample that was not followed by a blank line.
 func (f *folder) finish() {
-	f.flush()
 	if len(f.ids) > 0 {
 		f.afterEvent()
 	}
@@ -353,12 +395,9 @@ func (f *folder) finish() {
 func (f *folder) reset() {
 	f.inEvent, f.skip, f.hasPeriod, f.clean = false, false, false, true
 	f.ids, f.prev = f.ids[:0], noEntry
-	f.pending = f.pending[:0]
-	f.forget()
 }
 
 func (f *folder) afterEvent() {
-	f.flush()
 	if len(f.ids) > 0 {
 		k := binary.LittleEndian.AppendUint32(f.key[:0], f.pnameID)
 		for _, id := range f.ids {
@@ -389,20 +428,6 @@ func (f *folder) eventLine(line []byte) {
 		f.inEvent = false
 		return
 	}
-	// pid and tid are adjacent in line ("pid/tid", or the tid alone).
-	th := tid
-	if string(pid) != "?" {
-		th = line[end-1-len(pid)-1-len(tid) : end-1]
-	}
-	slot, ok := f.threads[string(th)]
-	if !ok {
-		if f.threads == nil {
-			f.threads = map[string]uint32{}
-		}
-		slot = uint32(len(f.threads))
-		f.threads[string(th)] = slot
-	}
-	f.thread = slot
 	// The event is the last word before the second ':' after the pid;
 	// the word before it, if numeric, is the sample period. Anything
 	// after a third field is a one-frame stack printed on the same line.
@@ -515,7 +540,7 @@ func (f *folder) stackLine(line []byte) {
 	if f.skip {
 		return
 	}
-	f.flush()
+	f.prev = noEntry // the predictions are of cached lines only
 	seg, drop, ok := f.segment(line)
 	if !ok {
 		f.weird(&f.stats.WeirdStacks, line)

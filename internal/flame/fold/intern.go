@@ -21,7 +21,13 @@ func newByteSet(size int) *byteSet {
 	for n < 2*size {
 		n *= 2
 	}
-	return &byteSet{ends: []int{0}, slots: make([]uint64, n), seed: maphash.MakeSeed()}
+	return &byteSet{
+		text:   make([]byte, 0, 64*size),
+		ends:   append(make([]int, 0, size+1), 0),
+		hashes: make([]uint64, 0, size),
+		slots:  make([]uint64, n),
+		seed:   maphash.MakeSeed(),
+	}
 }
 
 func (s *byteSet) len() int { return len(s.hashes) }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/perflab/perflab/internal/flame/folded"
 )
@@ -64,7 +65,7 @@ type stackEntry struct {
 // differ only in what cleaning removes, such as offsets) summed.
 //
 // The texts are built into one string (one allocation, each stack a
-// substring of it). With parallel, two goroutines sort. Sorting compares ids first: two stacks share their
+// substring of it). With parallel, two goroutines build it and sort. Sorting compares ids first: two stacks share their
 // text up to the first component whose id differs, so the byte
 // comparison starts there instead of at the stacks' long common root.
 func (f *folder) stacks(parallel bool) []folded.Stack {
@@ -76,6 +77,11 @@ func (f *folder) stacks(parallel bool) []folded.Stack {
 	for i := range segLen {
 		segLen[i] = len(f.segs.at(uint32(i)))
 	}
+	// Where each stack's text and ids go: one pass over the keys for the
+	// lengths, then the texts written into one buffer, by two goroutines
+	// with parallel (each its half of the stacks, at known offsets).
+	textEnd := make([]int, n)
+	idEnd := make([]int, n)
 	total, comps := 0, 0
 	for i := range n {
 		k := f.stackSet.at(uint32(i))
@@ -84,34 +90,47 @@ func (f *folder) stacks(parallel bool) []folded.Stack {
 			total += 1 + segLen[binary.LittleEndian.Uint32(k[j:])]
 		}
 		comps += len(k) / 4
+		textEnd[i], idEnd[i] = total, comps
 	}
-	var sb strings.Builder
-	sb.Grow(total)
-	ids := make([]uint32, 0, comps)
-	ends := make([]int, n)
+	buf := make([]byte, total)
+	ids := make([]uint32, comps)
 	entries := make([]stackEntry, n)
-	for i := range n {
-		k := f.stackSet.at(uint32(i))
-		s := len(ids)
-		p := binary.LittleEndian.Uint32(k)
-		ids = append(ids, p)
-		sb.Write(f.pnameOf[p])
-		for j := len(k) - 4; j >= 4; j -= 4 {
-			id := binary.LittleEndian.Uint32(k[j:])
-			ids = append(ids, id)
-			sb.WriteByte(';')
-			sb.Write(f.segs.at(id))
+	// build writes stacks lo…hi-1. The buffer is written here only, and
+	// read as one string (no copy) once both halves are done.
+	all := unsafe.String(unsafe.SliceData(buf), total)
+	build := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := f.stackSet.at(uint32(i))
+			t, d := 0, 0
+			if i > 0 {
+				t, d = textEnd[i-1], idEnd[i-1]
+			}
+			e := &entries[i]
+			e.ids, e.text, e.count = ids[d:idEnd[i]:idEnd[i]], all[t:textEnd[i]], f.counts[i]
+			p := binary.LittleEndian.Uint32(k)
+			ids[d] = p
+			d++
+			t += copy(buf[t:], f.pnameOf[p])
+			for j := len(k) - 4; j >= 4; j -= 4 {
+				id := binary.LittleEndian.Uint32(k[j:])
+				ids[d] = id
+				d++
+				buf[t] = ';'
+				t += 1 + copy(buf[t+1:], f.segs.at(id))
+			}
 		}
-		ends[i] = sb.Len()
-		entries[i].ids, entries[i].count = ids[s:len(ids):len(ids)], f.counts[i]
 	}
-	all := sb.String()
-	for i := range entries {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		entries[i].text = all[start:ends[i]]
+	if parallel {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			build(0, n/2)
+		}()
+		build(n/2, n)
+		wg.Wait()
+	} else {
+		build(0, n)
 	}
 	pnLen := make([]int, len(f.pnameOf))
 	for i, p := range f.pnameOf {
@@ -166,31 +185,39 @@ func (f *folder) stacks(parallel bool) []folded.Stack {
 // equal up to the start of the first component whose id differs (equal
 // ids, equal texts). There the two components' own texts, in the small
 // segment and root tables, decide unless one is a prefix of the other;
-// only then are the stacks' texts compared, from that component on.
+// only then are the stacks' texts compared, from that component on (or
+// from the last common one when one stack's ids are a prefix of the
+// other's). The common ids are skipped without looking at their texts:
+// stacks that sort next to each other share long roots.
 func (f *folder) compareStacks(a, b *stackEntry, pnLen, segLen []int) int {
 	n := min(len(a.ids), len(b.ids))
-	off, last := 0, 0
-	for i := range n {
-		id := a.ids[i]
-		if id != b.ids[i] {
-			var ca, cb []byte
-			if i == 0 {
-				ca, cb = f.pnameOf[id], f.pnameOf[b.ids[i]]
-			} else {
-				ca, cb = f.segs.at(id), f.segs.at(b.ids[i])
-			}
-			m := min(len(ca), len(cb))
-			if c := bytes.Compare(ca[:m], cb[:m]); c != 0 {
-				return c
-			}
-			return strings.Compare(a.text[off:], b.text[off:])
-		}
-		last = off
+	ai, bi := a.ids[:n], b.ids[:n]
+	i := 0
+	for i < n && ai[i] == bi[i] {
+		i++
+	}
+	from := i // the text is compared from component from on
+	if i < n {
+		var ca, cb []byte
 		if i == 0 {
+			ca, cb = f.pnameOf[ai[0]], f.pnameOf[bi[0]]
+		} else {
+			ca, cb = f.segs.at(ai[i]), f.segs.at(bi[i])
+		}
+		m := min(len(ca), len(cb))
+		if c := bytes.Compare(ca[:m], cb[:m]); c != 0 {
+			return c
+		}
+	} else if from > 0 {
+		from--
+	}
+	off := 0
+	for k, id := range ai[:from] {
+		if k == 0 {
 			off += pnLen[id] + 1
 		} else {
 			off += segLen[id] + 1
 		}
 	}
-	return strings.Compare(a.text[last:], b.text[last:])
+	return strings.Compare(a.text[off:], b.text[off:])
 }

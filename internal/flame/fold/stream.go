@@ -67,15 +67,16 @@ func foldSource(src *source, opt Options) (res *Result, err error) {
 		opt.PID = true
 	}
 	defer holdGC()()
-	main := newFolder(opt)
+	main := newFolder(opt, len(src.mem))
+	all := main // the folder that ends up with every stack
 	switch {
 	case opt.Threads > 1:
 		var workers []*folder
 		workers, err = streamParallel(src, main, opt.Threads)
 		for _, w := range workers {
 			main.mergeStats(w)
-			main.absorb(w)
 		}
+		all = absorbAll(main, workers)
 	case src.mem != nil:
 		err = guardFaults(func() {
 			data := src.mem
@@ -97,7 +98,29 @@ func foldSource(src *source, opt Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return main.result(main.stacks(opt.Threads > 1)), nil
+	return main.result(all.stacks(opt.Threads > 1)), nil
+}
+
+// absorbAll merges the stacks of the serial start (main) and of all
+// workers into the worker that has the most, whose tables are kept as
+// they are: only the others' segments and stacks are looked up again.
+func absorbAll(main *folder, workers []*folder) *folder {
+	if len(workers) == 0 {
+		return main
+	}
+	all := workers[0]
+	for _, w := range workers[1:] {
+		if len(w.counts) > len(all.counts) {
+			all = w
+		}
+	}
+	all.absorb(main)
+	for _, w := range workers {
+		if w != all {
+			all.absorb(w)
+		}
+	}
+	return all
 }
 
 func (f *folder) mergeStats(w *folder) {
@@ -213,7 +236,7 @@ func streamParallel(src *source, main *folder, threads int) (workers []*folder, 
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := main.fork()
+		w := main.fork(len(src.mem) / threads)
 		workers[i] = w
 		wg.Add(1)
 		go func(i int) {
