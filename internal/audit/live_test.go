@@ -2,7 +2,7 @@ package audit
 
 import (
 	"bytes"
-	"reflect"
+	"fmt"
 	"regexp"
 	"testing"
 
@@ -48,23 +48,9 @@ func TestSnapshotFileAuditsLikeLive(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, wname := range Workloads() {
-			for _, trusted := range []bool{false, true} {
-				w1, _ := LookupWorkload(wname)
-				w2, _ := LookupWorkload(wname)
-				w1.Trusted, w2.Trusted = trusted, trusted
-				a, b := Run(s, w1), Run(back, w2)
-				if !reflect.DeepEqual(a, b) {
-					for i := range a {
-						if i < len(b) && !reflect.DeepEqual(a[i], b[i]) {
-							t.Errorf("%s/%s trusted=%v: %s differs after JSON:\nlive: %+v\nfile: %+v", name, wname, trusted, a[i].Rule, a[i], b[i])
-							break
-						}
-					}
-					t.Errorf("%s/%s: audit of the snapshot file differs from the live audit", name, wname)
-				}
-			}
-		}
+		eachWorkloadPair(func(wname string, trusted bool, w1, w2 *Workload) {
+			sameFindings(t, fmt.Sprintf("%s/%s trusted=%v", name, wname, trusted), Run(s, w1), Run(back, w2), "live", "file")
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -34,37 +35,23 @@ func TestSysctlSubsetSameFindings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, wname := range Workloads() {
-			for _, trusted := range []bool{false, true} {
-				w1, _ := LookupWorkload(wname)
-				w2, _ := LookupWorkload(wname)
-				w1.Trusted, w2.Trusted = trusted, trusted
-				sub := opt
-				sub.Sysctls = Sysctls(w2)
-				part, err := snapshot.Collect(fs, sub)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, k := range sub.Sysctls {
-					if full.Sysctl[k] != part.Sysctl[k] {
-						t.Errorf("%s: %s = %q in the full snapshot, %q in the subset", name, k, full.Sysctl[k], part.Sysctl[k])
-					}
-				}
-				if !reflect.DeepEqual(full.Unavailable, part.Unavailable) {
-					t.Errorf("%s: unavailable facts differ:\nfull:   %v\nsubset: %v", name, full.Unavailable, part.Unavailable)
-				}
-				a, b := Run(full, w1), Run(part, w2)
-				if !reflect.DeepEqual(a, b) {
-					for i := range a {
-						if i < len(b) && !reflect.DeepEqual(a[i], b[i]) {
-							t.Errorf("%s/%s trusted=%v: %s differs:\nfull:   %+v\nsubset: %+v", name, wname, trusted, a[i].Rule, a[i], b[i])
-							break
-						}
-					}
-					t.Errorf("%s/%s: the subset's findings differ from the full snapshot's", name, wname)
+		eachWorkloadPair(func(wname string, trusted bool, w1, w2 *Workload) {
+			sub := opt
+			sub.Sysctls = Sysctls(w2)
+			part, err := snapshot.Collect(fs, sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range sub.Sysctls {
+				if full.Sysctl[k] != part.Sysctl[k] {
+					t.Errorf("%s: %s = %q in the full snapshot, %q in the subset", name, k, full.Sysctl[k], part.Sysctl[k])
 				}
 			}
-		}
+			if !reflect.DeepEqual(full.Unavailable, part.Unavailable) {
+				t.Errorf("%s: unavailable facts differ:\nfull:   %v\nsubset: %v", name, full.Unavailable, part.Unavailable)
+			}
+			sameFindings(t, fmt.Sprintf("%s/%s trusted=%v", name, wname, trusted), Run(full, w1), Run(part, w2), "full", "subset")
+		})
 	}
 }
 
@@ -173,16 +160,9 @@ func TestNoToolsSameFindings(t *testing.T) {
 				t.Errorf("%s: %s unavailable only without tools", name, k)
 			}
 		}
-		for _, wname := range Workloads() {
-			for _, trusted := range []bool{false, true} {
-				w1, _ := LookupWorkload(wname)
-				w2, _ := LookupWorkload(wname)
-				w1.Trusted, w2.Trusted = trusted, trusted
-				if a, b := Run(full, w1), Run(part, w2); !reflect.DeepEqual(a, b) {
-					t.Errorf("%s/%s trusted=%v: the findings without tools differ from the full snapshot's", name, wname, trusted)
-				}
-			}
-		}
+		eachWorkloadPair(func(wname string, trusted bool, w1, w2 *Workload) {
+			sameFindings(t, fmt.Sprintf("%s/%s trusted=%v", name, wname, trusted), Run(full, w1), Run(part, w2), "full", "no tools")
+		})
 	}
 	if !sawTools {
 		t.Error("no fixture tree has a tool: the comparison proves nothing")
