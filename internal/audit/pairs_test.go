@@ -3,7 +3,26 @@ package audit
 import (
 	"reflect"
 	"testing"
+
+	"github.com/perflab/perflab/internal/fixture"
+	"github.com/perflab/perflab/internal/hostfs"
+	"github.com/perflab/perflab/internal/snapshot"
 )
+
+// collectFixture opens the fixture tree name and takes its snapshot with
+// opt: the full side of a comparison, and the tree to collect the other.
+func collectFixture(t *testing.T, name string, opt snapshot.Options) (hostfs.FS, *snapshot.Snapshot) {
+	t.Helper()
+	fs, err := hostfs.New(fixture.Dir(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := snapshot.Collect(fs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs, full
+}
 
 // eachWorkloadPair calls f with two fresh copies of every built-in
 // workload, untrusted and then trusted: one to audit each side of a

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/fixture"
-	"github.com/perflab/perflab/internal/hostfs"
 	"github.com/perflab/perflab/internal/knob"
 	"github.com/perflab/perflab/internal/snapshot"
 )
@@ -27,14 +26,7 @@ import (
 func TestSysctlSubsetSameFindings(t *testing.T) {
 	opt := snapshot.Options{ID: "fixed", Root: "/", Now: time.Unix(1700000000, 0).UTC()}
 	for _, name := range fixture.Names() {
-		fs, err := hostfs.New(fixture.Dir(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := snapshot.Collect(fs, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fs, full := collectFixture(t, name, opt)
 		eachWorkloadPair(func(wname string, trusted bool, w1, w2 *Workload) {
 			sub := opt
 			sub.Sysctls = Sysctls(w2)
@@ -132,14 +124,7 @@ func TestNoToolsSameFindings(t *testing.T) {
 	opt := snapshot.Options{ID: "fixed", Root: "/", Now: time.Unix(1700000000, 0).UTC()}
 	sawTools := false
 	for _, name := range fixture.Names() {
-		fs, err := hostfs.New(fixture.Dir(name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := snapshot.Collect(fs, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fs, full := collectFixture(t, name, opt)
 		noTools := opt
 		noTools.NoTools = true
 		part, err := snapshot.Collect(fs, noTools)
