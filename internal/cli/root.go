@@ -130,6 +130,22 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// oneLine folds a multi-line error into the one line a user gets: lines
+// joined by "; ", blank lines dropped, and a line that asks or introduces
+// ("Did you mean this?", "…:") joined to the next by a space.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	var b strings.Builder
+	sep := ""
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		if line == "" {
+			continue
+		}
+		b.WriteString(sep + line)
+		sep = "; "
+		if strings.HasSuffix(line, "?") || strings.HasSuffix(line, ":") {
+			sep = " "
+		}
+	}
+	return b.String()
 }
