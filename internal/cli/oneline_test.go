@@ -1,6 +1,9 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // An error of several lines reaches the user as one line: no empty
 // "; ;" pieces from blank lines, and cobra's "Did you mean this?" joined
@@ -28,5 +31,22 @@ func TestMistypedCommandOneLine(t *testing.T) {
 	want := "perflab: unknown command \"audti\" for \"perflab\"; Did you mean this? audit; (see 'perflab --help')\n"
 	if errOut != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}
+
+// A usage error points at the help of the command it concerns.
+func TestUsageErrorNamesCommandHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"runs", "history"}, "(see 'perflab runs history --help')"},
+		{[]string{"audit", "--nosuch"}, "(see 'perflab audit --help')"},
+		{[]string{"fleet", "report", "--bogus"}, "(see 'perflab fleet report --help')"},
+	} {
+		code, _, errOut := runCLI(t, c.args...)
+		if code != 2 || !strings.HasSuffix(errOut, c.hint+"\n") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line ending %q", c.args, code, errOut, c.hint)
+		}
 	}
 }

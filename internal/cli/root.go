@@ -103,7 +103,7 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	e := &env{stdout: stdout, stderr: stderr, stdin: stdin, args: args}
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return clierr.OK
 	}
@@ -111,12 +111,21 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var ce *clierr.Error
 	if !errors.As(err, &ce) && isCobraUsage(err) {
 		code = clierr.Usage
-		err = clierr.Usagef("see 'perflab --help'", "%v", err)
+		err = clierr.Usagef(helpHint(cmd), "%v", err)
 	}
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintln(stderr, "perflab: "+oneLine(msg))
 	}
 	return code
+}
+
+// helpHint points at the help of the command whose arguments were wrong
+// (cmd: the one cobra found; the root's for an unknown command).
+func helpHint(cmd *cobra.Command) string {
+	if cmd == nil {
+		return "see 'perflab --help'"
+	}
+	return "see '" + cmd.CommandPath() + " --help'"
 }
 
 // isCobraUsage recognises cobra's own argument errors, which are plain.
