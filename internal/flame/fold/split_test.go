@@ -126,3 +126,24 @@ func TestSharedFramesKeepTheJavaTidy(t *testing.T) {
 		}
 	}
 }
+
+// A block of one byte (and two, three) is the smallest the reader takes:
+// every line is longer than the block, so each fill must grow the buffer
+// past the carried line. With one byte it once handed the same bytes back
+// for ever (the growth test's block/2 was 0), a hang the random-splits test
+// met once in ~500 runs; here it is drawn every time, serial and parallel.
+func TestOneByteBlocksFold(t *testing.T) {
+	var corners []string
+	for _, c := range cornerCases {
+		corners = append(corners, c)
+	}
+	in := []byte(strings.Join(corners, "\n"))
+	want := foldWith(t, in, Options{}, 1, blockSize)
+	for _, block := range []int{1, 2, 3} {
+		for _, threads := range []int{1, 2} {
+			if got := foldWith(t, in, Options{}, threads, block); !bytes.Equal(got, want) {
+				t.Errorf("block %d, %d threads: differs from the default block\n%s", block, threads, firstDiff(got, want))
+			}
+		}
+	}
+}

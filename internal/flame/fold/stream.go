@@ -296,7 +296,9 @@ func (s *source) fill(buf *[]byte) ([]byte, error) {
 		return s.mem[start:s.pos], nil
 	}
 	b := *buf
-	if len(b) < len(s.carry)+s.block/2 {
+	// Room for at least one new byte, else a carried line as long as the
+	// buffer would be handed back unchanged for ever (a block of 1 byte).
+	if len(b) < len(s.carry)+max(s.block/2, 1) {
 		b = make([]byte, len(s.carry)+s.block)
 		*buf = b
 	}
