@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/compare"
 	"github.com/perflab/perflab/internal/report"
@@ -73,6 +74,18 @@ const (
 	maxListedLabels = 200
 )
 
+// putBounded stores v under k in the cache m (guarded by mu), emptying m
+// first when it holds max entries: the server's caches hold values that
+// never change once computed, so forgetting them all costs only a recompute.
+func putBounded[K comparable, V any](mu *sync.Mutex, m map[K]V, k K, v V, max int) {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(m) >= max {
+		clear(m)
+	}
+	m[k] = v
+}
+
 // maxCompareCache bounds the cache of comparisons.
 const maxCompareCache = 64
 
@@ -114,12 +127,7 @@ func (s *Server) comparison(ctx context.Context, sel selection, names []string, 
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if len(s.compares) >= maxCompareCache {
-		clear(s.compares)
-	}
-	s.compares[key] = c
-	s.mu.Unlock()
+	putBounded(&s.mu, s.compares, key, c, maxCompareCache)
 	return c, nil
 }
 

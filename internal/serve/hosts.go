@@ -544,11 +544,6 @@ func (s *Server) snapAudit(ctx context.Context, id string, w *audit.Workload) (a
 		return a, false
 	}
 	a = audited{summary: summarize(snap), sum: audit.Summarize(audit.Run(snap, w))}
-	s.mu.Lock()
-	if len(s.audits) >= maxAuditCache {
-		clear(s.audits)
-	}
-	s.audits[key] = a
-	s.mu.Unlock()
+	putBounded(&s.mu, s.audits, key, a, maxAuditCache)
 	return a, true
 }
