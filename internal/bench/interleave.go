@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/perflab/perflab/internal/effect"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -340,10 +342,13 @@ func EffectsAt(runs []*run.Run, base string, o effect.Options) []Effect {
 			if s == base {
 				continue
 			}
+			// Paired in block order: in the map's order the sums behind
+			// the ratio, interval and p moved in their last bits from
+			// call to call (TestEffectsAtBlockOrderFixed).
 			var a, b []float64
-			for blk, va := range c.byS[base] {
+			for _, blk := range slices.Sorted(maps.Keys(c.byS[base])) {
 				if vb, ok := c.byS[s][blk]; ok {
-					a, b = append(a, va), append(b, vb)
+					a, b = append(a, c.byS[base][blk]), append(b, vb)
 				}
 			}
 			if len(a) == 0 {

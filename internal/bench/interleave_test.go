@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +198,49 @@ func TestSequentialSpendsAlphaOnce(t *testing.T) {
 	}
 	if len(levels) != 6 || math.Abs(sum-0.05) > 1e-12 || res.Stopped != "max-time" {
 		t.Errorf("levels %v (sum %v), stopped %q; want 6 looks (blocks 3–8 of 7 s in a minute) spending 0.05", levels, sum, res.Stopped)
+	}
+}
+
+// The effects of the same runs are the same to the bit, however often
+// they are computed and in whatever order the runs come: the blocks are
+// paired in block order. They were once paired in a map's order, so the
+// mean of the log-ratios, and with it the interval and p, could move in
+// their last bits from one call to the next (with 10 blocks, 2 results in
+// 2000 calls), and a verdict at the edge of α could flip.
+func TestEffectsAtBlockOrderFixed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	key := func(es []Effect) string {
+		var b strings.Builder
+		for _, e := range es {
+			fmt.Fprintf(&b, "%s/%s %d %x %x %x %x %s\n", e.Metric, e.State, e.Blocks, math.Float64bits(e.Ratio),
+				math.Float64bits(e.Lo), math.Float64bits(e.Hi), math.Float64bits(e.P), e.Verdict)
+		}
+		return b.String()
+	}
+	for blocks := 3; blocks <= 30; blocks++ {
+		var runs []*run.Run
+		for b := 1; b <= blocks; b++ {
+			for _, st := range []string{"A", "B"} {
+				r := &run.Run{ID: fmt.Sprintf("%s%02d", st, b), Probe: "p", State: st, Block: b, Complete: true,
+					Metrics: []run.Metric{{Name: "ops", Unit: "1/s", Better: run.Higher}}}
+				r.Samples = []run.Sample{{Metric: "ops", Value: 1000 * (1 + 0.01*rng.NormFloat64())}}
+				runs = append(runs, r)
+			}
+		}
+		want := key(Effects(runs, "A"))
+		if want == "" {
+			t.Fatalf("%d blocks: no effect", blocks)
+		}
+		for i := range 200 {
+			in := runs
+			if i%2 == 1 { // A's runs first, so the base stays the first state named
+				in = slices.Clone(runs)
+				rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+				slices.SortStableFunc(in, func(x, y *run.Run) int { return strings.Compare(x.State, y.State) })
+			}
+			if got := key(Effects(in, "A")); got != want {
+				t.Fatalf("%d blocks, call %d: %s, first call %s", blocks, i, got, want)
+			}
+		}
 	}
 }
