@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,11 +66,9 @@ func genStore(t testing.TB, path string, sp genSpec) {
 	defer st.Close()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	var baseSnap *snapshot.Snapshot
-	for _, s := range ex.Snapshots {
-		baseSnap = s
-		break
-	}
+	// The export's first snapshot by id: the first a range over the map
+	// gave was any of its three, so the store changed from run to run.
+	baseSnap := ex.Snapshots[slices.Min(slices.Collect(maps.Keys(ex.Snapshots)))]
 	byProbe := map[string][]*run.Run{}
 	var probes []string
 	for _, r := range ex.Runs {
