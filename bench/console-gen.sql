@@ -12,7 +12,8 @@
 --
 -- Optional (bench/console-power.sh): -v plant_every=N plants every Nth
 -- host (default 100), -v drop=F makes its newest cpu run F slower
--- (default 0.2).
+-- (default 0.2). -v seed=N (default 1): the same seed gives the same
+-- store (bench/console-gen-check.sh checks it).
 
 \set ON_ERROR_STOP on
 \if :{?plant_every}
@@ -23,9 +24,22 @@
 \else
 \set drop 0.2
 \endif
+\if :{?seed}
+\else
+\set seed 1
+\endif
 SET synchronous_commit = off;
 -- our own rows reference our own runs: skip the foreign-key triggers
 SET session_replication_role = replica;
+
+-- A standard normal drawn by what it is for, not when: Box–Muller on two
+-- uniforms hashed from (seed, key). random() gave every generation its
+-- own store, and even after setseed() a row's draw would follow the
+-- order the plan produces rows in.
+CREATE FUNCTION pg_temp.gauss(key text, seed bigint) RETURNS float8 IMMUTABLE LANGUAGE sql AS $$
+	SELECT sqrt(-2 * ln(((hashtextextended(key || '/u', seed) & 281474976710655)::float8 + 0.5) / 281474976710656))
+		* cos(2 * pi() * ((hashtextextended(key || '/v', seed) & 281474976710655)::float8 + 0.5) / 281474976710656)
+$$;
 
 -- One template per probe: its first real run, with the fields that vary
 -- replaced by markers (the first occurrence of each key is the top-level
@@ -64,7 +78,7 @@ SELECT h.name AS host, h.factor, h.planted, t.probe, t.src, t.doc, i,
 	extract(epoch FROM timestamptz '2026-01-01 00:00:00+00')::bigint + i * 43200
 		+ CASE t.probe WHEN 'cpu' THEN 0 ELSE 60 END + h.h AS secs,
 	-- the run's drift: Box–Muller, σ 1%
-	1 + 0.01 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) AS drift
+	1 + 0.01 * pg_temp.gauss(format('%s-%s-%s', h.name, t.probe, i), :seed) AS drift
 FROM hosts h CROSS JOIN tpl t CROSS JOIN generate_series(0, :runs - 1) i;
 
 INSERT INTO snapshots (id, taken_at, host, doc)
@@ -90,7 +104,7 @@ ALTER TABLE samples DROP CONSTRAINT samples_pkey;
 INSERT INTO samples (run_id, metric, iteration, value)
 SELECT g.id, s.metric, s.iteration,
 	s.value * g.factor * g.drift * CASE WHEN g.planted AND g.probe = 'cpu' AND g.i = :runs - 1 THEN 1 - :drop ELSE 1 END
-		* (1 + 0.003 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))
+		* (1 + 0.003 * pg_temp.gauss(format('%s/%s/%s', g.id, s.metric, s.iteration), :seed))
 FROM gen g JOIN samples_tpl s ON s.run_id = g.src;
 
 ALTER TABLE samples ADD PRIMARY KEY (run_id, metric, iteration);
