@@ -14,6 +14,10 @@
 #             replaying the audit's file operations (below) on 2 goroutines:
 #             the floor of a program with perflab's libraries that reads
 #             what the audit reads.
+#   audit-lean  bench/audit-lean: the same snapshot, rules and JSON as
+#             `perflab audit --format json`, linked without the libraries of
+#             perflab's other commands (checked: the same findings). Its
+#             median is what a separately linked audit could reach here.
 #   version   `perflab --version`: perflab's own start-up (package
 #             initialisation, runtime, page faults of the binary), no work
 #   audit     `perflab audit --format json`: start-up plus the snapshot and
@@ -69,6 +73,17 @@ cp bench/audit-floor/main.go "$gen/depsreads/main.go"
 rm "$gen/imports.go"
 echo "deps floor: $(grep -c '^	_ ' "$gen/deps/main.go") library packages blank-imported (and their internal packages)" >&2
 CGO_ENABLED=0 go build -o "$tmp/depsfloor" "./$gen/deps"
+CGO_ENABLED=0 go build -o "$tmp/audit-lean" ./bench/audit-lean
+"$tmp/perflab" audit --format json >"$tmp/full.json" || [ $? = 1 ]
+"$tmp/audit-lean" >"$tmp/lean.json"
+python3 - "$tmp/full.json" "$tmp/lean.json" <<'PY'
+import json, sys
+full, lean = (json.load(open(p)) for p in sys.argv[1:])
+key = lambda r: [(f["rule"], f["status"]) for f in r["findings"]]
+if key(full) != key(lean):
+    sys.exit("audit-lean's findings differ from perflab audit's: the lean row would not measure the same work")
+print(f"audit-lean: the same {len(key(lean))} findings as perflab audit", file=sys.stderr)
+PY
 floor=""
 if command -v strace >/dev/null; then
   CGO_ENABLED=0 go build -o "$tmp/audit-floor" ./bench/audit-floor
@@ -88,7 +103,8 @@ runs, tmp, old, floor = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 cmds = [("hello", [f"{tmp}/hello/hello"]),
         ("deps floor", [f"{tmp}/depsfloor"]),
         ("perflab --version", [f"{tmp}/perflab", "--version"]),
-        ("perflab audit --format json", [f"{tmp}/perflab", "audit", "--format", "json"])]
+        ("perflab audit --format json", [f"{tmp}/perflab", "audit", "--format", "json"]),
+        ("audit-lean", [f"{tmp}/audit-lean"])]
 if floor:
     cmds += [("read floor, 2 goroutines", [f"{tmp}/audit-floor", floor]),
              ("read floor, 1 goroutine", [f"{tmp}/audit-floor", "-workers", "1", floor]),
@@ -123,6 +139,8 @@ print(f"start-up above a Go hello world (version − hello): CPU {v[1]-h[1]:.1f}
 print(f"  of which perflab's libraries (deps floor − hello): wall {d[0]-h[0]:.1f} ms, CPU {d[1]-h[1]:.1f} ms, {d[4]-h[4]:.0f} page faults")
 print(f"  and perflab's own code (version − deps floor): wall {v[0]-d[0]:.1f} ms, CPU {v[1]-d[1]:.1f} ms, {v[4]-d[4]:.0f} page faults")
 print(f"the snapshot and audit (audit − version): CPU {a[1]-v[1]:.1f} ms, {a[4]-v[4]:.0f} page faults")
+l = med["audit-lean"]
+print(f"the other commands' libraries in the audit (audit − audit-lean): wall {a[0]-l[0]:.1f} ms, CPU {a[1]-l[1]:.1f} ms, {a[4]-l[4]:.0f} page faults; audit-lean median {l[0]:.1f} ms wall")
 if floor:
     f = med["read floor, 2 goroutines"]
     print(f"the reads alone (floor − hello): wall {f[0]-h[0]:.1f} ms, CPU {f[1]-h[1]:.1f} ms (sys {f[3]-h[3]:.1f}), {f[4]-h[4]:.0f} page faults")
