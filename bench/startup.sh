@@ -36,7 +36,7 @@
 # CPU time and page faults are the figures a loaded machine disturbs least.
 # Without strace the floor rows are left out (with a note).
 #
-#   bench/startup.sh                        # RUNS=200; about 50 s on a quiet machine
+#   bench/startup.sh                        # RUNS=200; about 1 min on a quiet machine
 #   OLD=/path/to/older/perflab bench/startup.sh   # also that binary, interleaved
 #   PERFLAB_BIN=/path/to/perflab bench/startup.sh # that binary instead of a fresh build
 set -euo pipefail
