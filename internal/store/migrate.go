@@ -180,6 +180,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		if v >= SchemaVersion {
+			s.hasRunSeries.Store(v >= 8) // known now: no query on the first read of series
 			return nil
 		}
 		if v, err = s.step(ctx, v); err != nil {
