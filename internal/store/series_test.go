@@ -265,7 +265,7 @@ func TestRunSeriesMigrate(t *testing.T) {
 // whatever numbers its series holds.
 func FuzzSplitSeries(f *testing.F) {
 	f.Add(`,"monitor":[`, "]", 1.5, int64(3), uint8(2))
-	f.Add(`"]`, `\"monitor\":[`, -0.0, int64(-1), uint8(0))
+	f.Add(`"]`, `\"monitor\":[`, math.Copysign(0, -1), int64(-1), uint8(0))
 	f.Add("ü€", "", 1e300, int64(math.MaxInt64), uint8(9))
 	db, err := sql.Open("sqlite", filepath.Join(f.TempDir(), "split.db"))
 	if err != nil {
