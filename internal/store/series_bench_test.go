@@ -68,6 +68,21 @@ func BenchmarkDecodeRunDoc(b *testing.B) {
 			}
 		}
 	})
+	// What a comparison's noise history decodes of each of its runs
+	// (decodeHistoryRun: a few fields), of either document.
+	for _, h := range []struct {
+		name string
+		docs []string
+	}{{"history-schema7", whole}, {"history-schema8", lean}} {
+		b.Run(h.name, func(b *testing.B) {
+			b.SetBytes(bytes(h.docs))
+			for i := 0; b.Loop(); i++ {
+				if _, err := decodeHistoryRun("x", h.docs[i%len(h.docs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("schema8-doc", func(b *testing.B) {
 		b.SetBytes(bytes(lean))
 		for i := 0; b.Loop(); i++ {
