@@ -348,7 +348,7 @@ func (f *hostFilter) matches(h *hostEntry) bool {
 // generation gen (a bit each).
 type labelSet struct {
 	gen     int      // the index's generation when the store was read
-	names   []string // as the store gave them
+	names   []string // as the store gave them: in byte order
 	bits    []uint64 // for generation bitsGen
 	bitsGen int
 }
@@ -357,7 +357,7 @@ type labelSet struct {
 const maxLabelSets = 16
 
 // labelHosts is the hosts of label: read from the store
-// (Store.HostsWithLabel) once per generation of the index, i.e. again
+// (Store.LabelHosts) once per generation of the index, i.e. again
 // whenever the index reads the store again (at most every refreshEvery
 // after a write), as the rest of the page is. A label's hosts change only
 // with new or deleted runs, which the index shows from its next read too.
@@ -369,14 +369,11 @@ func (s *Server) labelHosts(ctx context.Context, label string) (*labelSet, error
 	if l != nil && l.gen == gen {
 		return l, nil
 	}
-	in, err := s.st.HostsWithLabel(ctx, label)
+	names, err := s.st.LabelHosts(ctx, label)
 	if err != nil {
 		return nil, err
 	}
-	l = &labelSet{gen: gen, names: make([]string, 0, len(in))}
-	for h := range in {
-		l.names = append(l.names, h)
-	}
+	l = &labelSet{gen: gen, names: names}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.gen == gen {
@@ -397,9 +394,22 @@ func (l *labelSet) bitsFor(ix *index) []uint64 {
 	}
 	if l.bits == nil || l.bitsGen != ix.gen {
 		l.bitsGen, l.bits = ix.gen, make([]uint64, (len(ix.hosts)+63)/64)
+		if !ix.sorted || !slices.IsSorted(l.names) {
+			for _, name := range l.names {
+				if h := ix.byName[name]; h != nil {
+					l.bits[h.pos/64] |= 1 << (h.pos % 64)
+				}
+			}
+			return l.bits
+		}
+		// Both in byte order: one merge, no hashing.
+		j := 0
 		for _, name := range l.names {
-			if h := ix.byName[name]; h != nil {
-				l.bits[h.pos/64] |= 1 << (h.pos % 64)
+			for j < len(ix.hosts) && ix.hosts[j].Host < name {
+				j++
+			}
+			if j < len(ix.hosts) && ix.hosts[j].Host == name {
+				l.bits[j/64] |= 1 << (j % 64)
 			}
 		}
 	}

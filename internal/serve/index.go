@@ -94,6 +94,7 @@ type index struct {
 	probeNum map[string]int
 	gen      int
 	labels   map[string]*labelSet // by label, of generation gen (hosts.go)
+	sorted   bool                 // hosts are in byte order of their names (as read)
 }
 
 // indexCacheVersion changes when the entries' meaning does (the verdict
@@ -198,9 +199,11 @@ func (ix *index) setHosts(hs []*hostEntry) {
 	for i, p := range ix.probes {
 		ix.probeNum[p] = i
 	}
+	ix.sorted = true
 	for i, h := range hs {
 		h.pos, h.lower = i, strings.ToLower(h.Host)
 		ix.summarize(h)
+		ix.sorted = ix.sorted && (i == 0 || hs[i-1].Host < h.Host)
 	}
 }
 
