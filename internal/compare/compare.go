@@ -249,6 +249,7 @@ func (c *Comparison) pair(sides []Side, o int, opt Options) Pair {
 	for i := range p.Deltas {
 		d := &p.Deltas[i]
 		d.PAdj = adj[i]
+		d.eff.SetP(d.PAdj, len(ps))
 		row := c.Metrics[d.Row]
 		d.Verdict, d.Need, d.Gross, d.Reason = verdict(*d, row.Sides[0], row.Sides[o])
 		p.Counts[d.Verdict]++
@@ -380,7 +381,6 @@ func verdict(d Delta, a, b *SideStats) (Verdict, int, bool, string) {
 		return Inconclusive, 0, false, "no samples on one side"
 	}
 	e := d.eff
-	e.SetP(d.PAdj)
 	return e.Verdict(), e.Need(), e.IsGross(), e.Reason()
 }
 

@@ -60,11 +60,7 @@ func (o Options) effectOptions() effect.Options {
 
 // Effect is the delta's effect (package effect), with its Holm-adjusted p:
 // the value every caller that needs a verdict on compare's numbers uses.
-func (d Delta) Effect() effect.Effect {
-	e := d.eff
-	e.SetP(d.PAdj)
-	return e
-}
+func (d Delta) Effect() effect.Effect { return d.eff }
 
 // Comparison is the result of comparing sides; with a single side it is a
 // plain report of that side's metrics.

@@ -23,6 +23,11 @@
 //     blocks): a change is called when p < α AND the whole interval of
 //     the ratio lies beyond ±MinEffect·m (±1% at the default margin); its
 //     direction and the metric's better-is make it better or worse.
+//     When the effect is one of a family (a comparison's metrics) p is
+//     Holm-adjusted; an effect that alone has p < α and its interval
+//     beyond ±MinEffect·m, but not the adjusted p, is inconclusive and the
+//     reason says so: "same" would contradict the interval shown beside
+//     it, and more runs settle it.
 //  3. Run level without a drift estimate (one run a side, no history):
 //     only a gross change is called — the two medians at least
 //     stats.GrossFactor (×4) apart with disjoint median intervals, or from
@@ -127,7 +132,12 @@ type Effect struct {
 
 	// P is the two-sided p-value of "no change", Holm-adjusted when the
 	// effect is one of a family (SetP).
-	P      float64
+	P float64
+	// PAlone is P before the family adjustment and Family the family's
+	// size, when SetP adjusted P for a family of two or more (Family 0
+	// otherwise).
+	PAlone float64
+	Family int
 	Alpha  float64
 	Margin float64
 	// Gross is +1 or −1 when, without a drift estimate, the gross-change
@@ -245,8 +255,13 @@ func FromShift(rel, lo, hi, p float64, better run.Better, o Options) Effect {
 }
 
 // SetP replaces the p-value by its family-adjusted value (stats.Holm over
-// the family's P).
-func (e *Effect) SetP(adjusted float64) { e.P = adjusted }
+// the P of the family's n effects), keeping the p of the effect alone.
+func (e *Effect) SetP(adjusted float64, n int) {
+	if n > 1 {
+		e.PAlone, e.Family = e.P, n
+	}
+	e.P = adjusted
+}
 
 // HasInterval reports whether the effect has a drift estimate (run level)
 // or a test (sample level).
@@ -351,26 +366,58 @@ func (e Effect) direction() (dir int, gross bool, why string) {
 		return 0, false, fmt.Sprintf("one run per side cannot separate host drift from a change smaller than ×%g; --repeat 3 (or a calibration run of the same probe on each host) fixes it", stats.GrossFactor)
 	}
 	if !(e.P < e.Alpha) {
+		if e.heldByFamily() {
+			return 0, false, fmt.Sprintf("this metric alone moved (p = %.2g, its interval clear of ±%g%%), but not after Holm's adjustment for the %d metrics compared (p = %.2g); more runs would settle it",
+				e.PAlone, 100*stats.MinEffect*e.Margin, e.Family, e.P)
+		}
 		return 0, false, ""
 	}
+	return e.beyond(), false, ""
+}
+
+// heldByFamily reports whether the effect alone would be called (p < α,
+// its interval beyond ±MinEffect·m) but not after the family's Holm
+// adjustment.
+func (e Effect) heldByFamily() bool {
+	return e.Family > 1 && e.PAlone < e.Alpha && !(e.P < e.Alpha) && e.beyond() != 0
+}
+
+// familyNeed is the runs a side that would take the effect alone to
+// α/Family, Holm's strictest step, if its estimate held: the test
+// statistic grows as 1/√(1/ka + 1/kb), so n equal sides need
+// n = 2/(1/ka + 1/kb) · (z(α/2F) / z(p/2))², z the normal quantile; at
+// least 3, and more than either side has now.
+func (e Effect) familyNeed() int {
+	za := stats.NormalQuantile(1 - e.Alpha/(2*float64(e.Family)))
+	zp := stats.NormalQuantile(1 - e.PAlone/2)
+	n := 3
+	if zp > 0 && !math.IsInf(zp, 0) {
+		n = max(n, int(math.Ceil(2/(1/float64(e.Ka)+1/float64(e.Kb))*(za/zp)*(za/zp))))
+	}
+	return max(n, e.Ka+1, e.Kb+1)
+}
+
+// beyond is the side of ±MinEffect·margin the whole interval lies on: +1
+// above, −1 below, 0 neither.
+func (e Effect) beyond() int {
 	minRel := stats.MinEffect * e.Margin
 	if e.Linear {
 		m := minRel * math.Abs(e.Base)
 		switch {
 		case e.DiffLo > m:
-			return 1, false, ""
+			return 1
 		case e.DiffHi < -m:
-			return -1, false, ""
+			return -1
 		}
-		return 0, false, ""
+		return 0
 	}
 	switch {
 	case e.Lo > 1+minRel:
-		return 1, false, ""
+		return 1
 	case e.Hi < 1/(1+minRel):
-		return -1, false, ""
+		return -1
 	}
-	return 0, false, ""
+	return 0
 }
 
 func sign(xs ...float64) int {
@@ -411,6 +458,8 @@ func (e Effect) decide() (Verdict, string, int) {
 		switch {
 		case e.Level == LevelSamples:
 			need = stats.SamplesNeeded(e.Alpha)
+		case e.heldByFamily():
+			need = e.familyNeed()
 		case e.Ka > 0 && e.Kb > 0:
 			need = 3
 		}

@@ -3,6 +3,7 @@ package effect
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/run"
@@ -61,9 +62,27 @@ func TestHolmAdjustedPDecides(t *testing.T) {
 	if e.Verdict() != Better {
 		t.Fatalf("unadjusted: %s p=%g", e.Verdict(), e.P)
 	}
-	e.SetP(math.Min(1, e.P*40))
+	e.SetP(math.Min(1, e.P*40), 40)
 	if e.Verdict() == Better || e.Verdict() == Worse {
 		t.Fatalf("adjusted p %g still calls %s", e.P, e.Verdict())
+	}
+	// Its interval alone is clear of the margin: "same" would contradict
+	// the interval the user sees beside it, so the verdict says it cannot
+	// tell, and why.
+	if e.Verdict() != Inconclusive || !strings.Contains(e.Reason(), "Holm") || !strings.Contains(e.Reason(), "40 metrics") || e.Need() == 0 {
+		t.Fatalf("adjusted away with the interval clear: %s need %d %q", e.Verdict(), e.Need(), e.Reason())
+	}
+	// A family of one is the effect alone.
+	one := Runs([]float64{100, 102, 99}, []float64{106, 108, 104.5}, nil, run.Higher, Options{})
+	one.SetP(one.P, 1)
+	if one.Verdict() != Better || one.Family != 0 {
+		t.Fatalf("family of one: %s family %d", one.Verdict(), one.Family)
+	}
+	// Not moved alone either: plain "same", no reason.
+	flat := Runs([]float64{100, 102, 99}, []float64{101, 99.5, 102}, nil, run.Higher, Options{})
+	flat.SetP(math.Min(1, flat.P*3), 3)
+	if flat.Verdict() == Inconclusive || flat.Reason() != "" {
+		t.Fatalf("an effect not shown alone: %s %q", flat.Verdict(), flat.Reason())
 	}
 }
 

@@ -85,13 +85,22 @@ func (f FS) Live() bool { return f.root == "/" }
 // in a captured tree /proc/sys/net is /proc/PID/root/proc/sys/net (see
 // WithNetNS).
 func (f FS) Path(p string) string {
+	if f.root == "/" {
+		return f.mapped(p) // already clean and absolute: Join would copy it
+	}
 	return filepath.Join(f.root, f.mapped(p))
 }
 
 // mapped is the host path p names in this view, before the root is
 // joined: the network-namespace redirections of Path, cleaned.
 func (f FS) mapped(p string) string {
-	clean := filepath.Clean("/" + p)
+	// A collector's path is almost always clean and absolute already;
+	// Clean of a clean path allocates nothing, and "/"+p would (twice:
+	// the concatenation, and Clean's copy to drop the doubled slash).
+	clean := p
+	if p == "" || p[0] != '/' || filepath.Clean(p) != p {
+		clean = filepath.Clean("/" + p)
+	}
 	if f.netPID > 0 {
 		pid := strconv.Itoa(f.netPID)
 		if rest, ok := cutDir(clean, "/proc/net"); ok {

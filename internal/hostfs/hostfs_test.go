@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func tree(t *testing.T) FS {
+func tree(t testing.TB) FS {
 	dir := t.TempDir()
 	for _, p := range []string{"proc/sys/vm", "sys/kernel", "etc"} {
 		os.MkdirAll(filepath.Join(dir, p), 0o755)
@@ -87,4 +87,26 @@ func TestWriteFileInPlace(t *testing.T) {
 	if err := fs.WriteFile("/proc/sys/vm/nonexistent", []byte("1")); err == nil {
 		t.Error("WriteFile created a knob")
 	}
+}
+
+// FuzzPathAsCleanJoin: Path's fast path (a clean absolute path on the live
+// root is used as is) gives what it did before it: the root joined to the
+// cleaned path, for any input, live or in a tree.
+func FuzzPathAsCleanJoin(f *testing.F) {
+	for _, p := range []string{"/proc/loadavg", "proc/stat", "//sys//block/", "/proc/../../etc", "", ".", "/", "/a/./b", "/a/b/", "\x00/x"} {
+		f.Add(p)
+	}
+	live, err := New("/")
+	if err != nil {
+		f.Fatal(err)
+	}
+	root := tree(f)
+	f.Fuzz(func(t *testing.T, p string) {
+		for _, fs := range []FS{live, root} {
+			want := filepath.Join(fs.Root(), filepath.Clean("/"+p))
+			if got := fs.Path(p); got != want {
+				t.Errorf("root %s: Path(%q) = %q, want %q", fs.Root(), p, got, want)
+			}
+		}
+	})
 }

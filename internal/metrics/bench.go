@@ -9,13 +9,13 @@ import (
 )
 
 var (
-	benchMedianDesc = prometheus.NewDesc(Namespace+"_bench_median",
+	benchMedianDesc = lazyDesc(Namespace+"_bench_median",
 		"Median of the latest stored run of each probe and metric (unit in the unit label; see better for the direction).",
 		[]string{"probe", "metric", "unit", "better", "label"}, nil)
-	benchCIDesc = prometheus.NewDesc(Namespace+"_bench_ci_relative_halfwidth",
+	benchCIDesc = lazyDesc(Namespace+"_bench_ci_relative_halfwidth",
 		"Half-width of the 95% confidence interval of that median, relative to the median (0.01 = ±1%).",
 		[]string{"probe", "metric", "unit", "better", "label"}, nil)
-	benchTimeDesc = prometheus.NewDesc(Namespace+"_bench_run_timestamp_seconds",
+	benchTimeDesc = lazyDesc(Namespace+"_bench_run_timestamp_seconds",
 		"Unix time at which the latest stored run of each probe ended.",
 		[]string{"probe", "label"}, nil)
 )
@@ -55,9 +55,9 @@ func (b *Bench) Update(runs []*run.Run) {
 
 // Describe implements prometheus.Collector.
 func (b *Bench) Describe(ch chan<- *prometheus.Desc) {
-	ch <- benchMedianDesc
-	ch <- benchCIDesc
-	ch <- benchTimeDesc
+	ch <- benchMedianDesc()
+	ch <- benchCIDesc()
+	ch <- benchTimeDesc()
 }
 
 // Collect implements prometheus.Collector.
@@ -72,12 +72,12 @@ func (b *Bench) Collect(ch chan<- prometheus.Metric) {
 			}
 			sum := stats.Summarize(xs)
 			labels := []string{r.Probe, m.Name, m.Unit, string(m.Better), r.Label}
-			ch <- constGauge(benchMedianDesc, sum.Median, labels...)
+			ch <- constGauge(benchMedianDesc(), sum.Median, labels...)
 			if sum.HasCI && sum.Median != 0 {
-				ch <- constGauge(benchCIDesc, (sum.Hi-sum.Lo)/2/abs(sum.Median), labels...)
+				ch <- constGauge(benchCIDesc(), (sum.Hi-sum.Lo)/2/abs(sum.Median), labels...)
 			}
 		}
-		ch <- constGauge(benchTimeDesc, float64(r.Ended.UnixNano())/1e9, r.Probe, r.Label)
+		ch <- constGauge(benchTimeDesc(), float64(r.Ended.UnixNano())/1e9, r.Probe, r.Label)
 	}
 }
 

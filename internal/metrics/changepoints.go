@@ -14,13 +14,13 @@ import (
 
 var (
 	cpLabels   = []string{"host", "probe", "metric", "params", "unit", "better"}
-	cpTimeDesc = prometheus.NewDesc(Namespace+"_change_point_timestamp_seconds",
+	cpTimeDesc = lazyDesc(Namespace+"_change_point_timestamp_seconds",
 		"Start time (Unix) of the first run after the latest change point of each host, probe and metric in the stored history (E-divisive means, docs/statistics.md).",
 		cpLabels, nil)
-	cpShiftDesc = prometheus.NewDesc(Namespace+"_change_point_shift_ratio",
+	cpShiftDesc = lazyDesc(Namespace+"_change_point_shift_ratio",
 		"Relative shift of the median run value at that change point: (after − before) / |before| (−0.19 = 19% lower; see better for the direction).",
 		cpLabels, nil)
-	cpPValueDesc = prometheus.NewDesc(Namespace+"_change_point_pvalue",
+	cpPValueDesc = lazyDesc(Namespace+"_change_point_pvalue",
 		"Permutation p-value of that change point.",
 		cpLabels, nil)
 )
@@ -117,9 +117,9 @@ func latestChanges(runs []*run.Run, probe, metric string, o changepoint.Options)
 
 // Describe implements prometheus.Collector.
 func (c *ChangePoints) Describe(ch chan<- *prometheus.Desc) {
-	ch <- cpTimeDesc
-	ch <- cpShiftDesc
-	ch <- cpPValueDesc
+	ch <- cpTimeDesc()
+	ch <- cpShiftDesc()
+	ch <- cpPValueDesc()
 }
 
 // Collect implements prometheus.Collector.
@@ -127,10 +127,10 @@ func (c *ChangePoints) Collect(ch chan<- prometheus.Metric) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, s := range c.latest {
-		ch <- constGauge(cpTimeDesc, s.at, s.labels...)
+		ch <- constGauge(cpTimeDesc(), s.at, s.labels...)
 		if !math.IsNaN(s.shift) && !math.IsInf(s.shift, 0) {
-			ch <- constGauge(cpShiftDesc, s.shift, s.labels...)
+			ch <- constGauge(cpShiftDesc(), s.shift, s.labels...)
 		}
-		ch <- constGauge(cpPValueDesc, s.pvalue, s.labels...)
+		ch <- constGauge(cpPValueDesc(), s.pvalue, s.labels...)
 	}
 }

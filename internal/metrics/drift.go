@@ -8,10 +8,10 @@ import (
 )
 
 var (
-	driftDesc = prometheus.NewDesc(Namespace+"_tune_drift",
+	driftDesc = lazyDesc(Namespace+"_tune_drift",
 		"1 when a knob applied by 'perflab tune' no longer has the applied value (drifted), 0 when it still has it.",
 		[]string{"kind", "target", "rule"}, nil)
-	tunedDesc = prometheus.NewDesc(Namespace+"_tune_applied_knobs",
+	tunedDesc = lazyDesc(Namespace+"_tune_applied_knobs",
 		"Number of knobs in the active tune journal.",
 		nil, nil)
 )
@@ -37,8 +37,8 @@ func (d *Drift) Update(drift []tune.Drift) {
 
 // Describe implements prometheus.Collector.
 func (d *Drift) Describe(ch chan<- *prometheus.Desc) {
-	ch <- driftDesc
-	ch <- tunedDesc
+	ch <- driftDesc()
+	ch <- tunedDesc()
 }
 
 // Collect implements prometheus.Collector.
@@ -49,7 +49,7 @@ func (d *Drift) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, x := range d.drift {
-		ch <- constGauge(driftDesc, b2f(!x.OK), x.Kind, x.Target, x.Rule)
+		ch <- constGauge(driftDesc(), b2f(!x.OK), x.Kind, x.Target, x.Rule)
 	}
-	ch <- constGauge(tunedDesc, float64(len(d.drift)))
+	ch <- constGauge(tunedDesc(), float64(len(d.drift)))
 }

@@ -9,13 +9,13 @@ import (
 )
 
 var (
-	ruleFailedDesc = prometheus.NewDesc(Namespace+"_audit_rule_failed",
+	ruleFailedDesc = lazyDesc(Namespace+"_audit_rule_failed",
 		"1 when the audit rule fails on this host for the workload, 0 when it passes, does not apply or cannot decide (see perflab_audit_findings).",
 		[]string{"rule", "severity", "workload", "area"}, nil)
-	findingsDesc = prometheus.NewDesc(Namespace+"_audit_findings",
+	findingsDesc = lazyDesc(Namespace+"_audit_findings",
 		"Number of audit rules by status (pass, fail, na, error) in the last audit.",
 		[]string{"status", "workload"}, nil)
-	snapshotTimeDesc = prometheus.NewDesc(Namespace+"_audit_snapshot_timestamp_seconds",
+	snapshotTimeDesc = lazyDesc(Namespace+"_audit_snapshot_timestamp_seconds",
 		"Unix time at which the audited snapshot was taken.",
 		nil, nil)
 )
@@ -44,9 +44,9 @@ func (f *Findings) Update(s *snapshot.Snapshot, workload string, findings []audi
 
 // Describe implements prometheus.Collector.
 func (f *Findings) Describe(ch chan<- *prometheus.Desc) {
-	ch <- ruleFailedDesc
-	ch <- findingsDesc
-	ch <- snapshotTimeDesc
+	ch <- ruleFailedDesc()
+	ch <- findingsDesc()
+	ch <- snapshotTimeDesc()
 }
 
 // Collect implements prometheus.Collector.
@@ -63,10 +63,10 @@ func (f *Findings) Collect(ch chan<- prometheus.Metric) {
 			v = 1
 		}
 		counts[x.Status]++
-		ch <- constGauge(ruleFailedDesc, v, x.Rule, x.Severity.String(), f.workload, x.Area)
+		ch <- constGauge(ruleFailedDesc(), v, x.Rule, x.Severity.String(), f.workload, x.Area)
 	}
 	for st, n := range counts {
-		ch <- constGauge(findingsDesc, float64(n), string(st), f.workload)
+		ch <- constGauge(findingsDesc(), float64(n), string(st), f.workload)
 	}
-	ch <- constGauge(snapshotTimeDesc, f.taken)
+	ch <- constGauge(snapshotTimeDesc(), f.taken)
 }

@@ -16,16 +16,16 @@ import (
 // `perflab_thp_enabled{mode="always"} == 1` and a graph shows changes.
 
 var (
-	governorDesc = prometheus.NewDesc(Namespace+"_cpu_scaling_governor",
+	governorDesc = lazyDesc(Namespace+"_cpu_scaling_governor",
 		"Current cpufreq governor of each CPU (1 for the active governor).",
 		[]string{"cpu", "governor"}, nil)
-	clocksourceDesc = prometheus.NewDesc(Namespace+"_clocksource",
+	clocksourceDesc = lazyDesc(Namespace+"_clocksource",
 		"Available clocksources (1 for the current one).",
 		[]string{"clocksource"}, nil)
-	mitigationsDesc = prometheus.NewDesc(Namespace+"_kernel_mitigations",
+	mitigationsDesc = lazyDesc(Namespace+"_kernel_mitigations",
 		"CPU vulnerability mitigation mode from the kernel command line: auto, auto,nosmt, partial (some turned off) or off (1 for the current state).",
 		[]string{"state"}, nil)
-	vulnDesc = prometheus.NewDesc(Namespace+"_cpu_vulnerability",
+	vulnDesc = lazyDesc(Namespace+"_cpu_vulnerability",
 		"State reported by /sys/devices/system/cpu/vulnerabilities/* (1 for the current state).",
 		[]string{"vulnerability", "state"}, nil)
 )
@@ -73,7 +73,7 @@ func (k *Knobs) Update(s *snapshot.Snapshot) {
 
 // Describe implements prometheus.Collector.
 func (k *Knobs) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{governorDesc, enums().thpEnabledDesc, enums().thpDefragDesc, clocksourceDesc, mitigationsDesc, vulnDesc} {
+	for _, d := range []*prometheus.Desc{governorDesc(), enums().thpEnabledDesc, enums().thpDefragDesc, clocksourceDesc(), mitigationsDesc(), vulnDesc()} {
 		ch <- d
 	}
 }
@@ -91,10 +91,10 @@ func (k *Knobs) Collect(ch chan<- prometheus.Metric) {
 	e := enums()
 	enum(ch, e.thpEnabledDesc, e.thpModes, s.Memory.THP.Enabled)
 	enum(ch, e.thpDefragDesc, e.thpDefragModes, s.Memory.THP.Defrag)
-	enum(ch, clocksourceDesc, s.Kernel.Clocksources, s.Kernel.Clocksource)
+	enum(ch, clocksourceDesc(), s.Kernel.Clocksources, s.Kernel.Clocksource)
 	if s.Missing("kernel.params") == "" {
 		m := audit.MitigationsOf(s.Kernel.Params, s.Kernel.Vulnerabilities)
-		enum(ch, mitigationsDesc, audit.MitigationStates, m.State)
+		enum(ch, mitigationsDesc(), audit.MitigationStates, m.State)
 	}
 	names := make([]string, 0, len(s.Kernel.Vulnerabilities))
 	for n := range s.Kernel.Vulnerabilities {
@@ -104,7 +104,7 @@ func (k *Knobs) Collect(ch chan<- prometheus.Metric) {
 	for _, n := range names {
 		cur := snapshot.ClassifyVulnerability(s.Kernel.Vulnerabilities[n])
 		for _, st := range snapshot.VulnStates {
-			ch <- constGauge(vulnDesc, b2f(st == cur), n, string(st))
+			ch <- constGauge(vulnDesc(), b2f(st == cur), n, string(st))
 		}
 	}
 }
@@ -136,7 +136,7 @@ func collectGovernors(ch chan<- prometheus.Metric, s *snapshot.Snapshot) {
 	sort.Ints(cpus)
 	for _, c := range cpus {
 		for _, g := range govs {
-			ch <- constGauge(governorDesc, b2f(byCPU[c] == g), strconv.Itoa(c), g)
+			ch <- constGauge(governorDesc(), b2f(byCPU[c] == g), strconv.Itoa(c), g)
 		}
 	}
 }

@@ -12,6 +12,7 @@ package metrics
 import (
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/audit"
@@ -51,6 +52,15 @@ func WriteText(w io.Writer, g prometheus.Gatherer) error {
 		}
 	}
 	return nil
+}
+
+// lazyDesc is prometheus.NewDesc on first use. A Desc validates its name
+// and labels and hashes them when built; perflab links this package into
+// every command, and only the exporter and `audit --format prom` describe
+// a metric, so the package's initialiser builds none (docs/performance.md,
+// "Snapshot + audit": start-up).
+func lazyDesc(name, help string, labels []string, constLabels prometheus.Labels) func() *prometheus.Desc {
+	return sync.OnceValue(func() *prometheus.Desc { return prometheus.NewDesc(name, help, labels, constLabels) })
 }
 
 // constGauge is prometheus.MustNewConstMetric for a gauge whose label values

@@ -3,8 +3,11 @@ package serve
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,38 +27,66 @@ import (
 // The runs' drifts are fixed, not drawn: the earlier runs sit at the
 // normal quantiles of σ 1% (so their spread is the model's, not a lucky
 // or unlucky draw) and the newest run at +1σ (against the planted drop,
-// and the largest ordinary move on an unplanted host). The verdict is then
-// decided by the engine alone, never by chance; the per-sample noise is
-// seeded.
+// and the largest ordinary move on an unplanted host). The per-sample
+// noise is seeded, and drawn in a stated order of hosts and probes (the
+// order was once a map's, so the test's data changed from run to run).
+//
+// With 2 earlier runs the drift estimate has one degree of freedom: a 20%
+// drop is at the edge of what the run-level test can show after Holm's
+// adjustment over the probe's metrics. In 2 of the 8 draw orders the
+// metric alone has p = 0.033 and its interval clear of zero, but the
+// adjusted p is 0.066: there the page says inconclusive, with that
+// reason, and must never say same (which its interval would contradict),
+// equivalent or better. From 4 earlier runs on the drop is called worse
+// in every order.
 func TestHostsVerdictPlantedDrop(t *testing.T) {
 	for _, earlier := range []int{2, 4, 9} {
-		t.Run(fmt.Sprintf("1 vs %d", earlier), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "perflab.db")
-			writeDriftStore(t, path, earlier, map[string]float64{"planted": 0.8, "steady": 1})
-			h := New(openRO(t, path), Config{Listen: "127.0.0.1:0"}).Handler()
-			var d hostsDoc
-			getJSON(t, h, "/?format=json&per=500", &d)
-			got := map[string]drift{}
-			for _, r := range d.Hosts {
-				for _, x := range r.Drift {
-					got[r.Host+"/"+x.Probe] = x
+		orders := []int{0}
+		if earlier == 2 {
+			orders = []int{0, 1, 2, 3, 4, 5, 6, 7}
+		}
+		for _, order := range orders {
+			t.Run(fmt.Sprintf("1 vs %d, order %d", earlier, order), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "perflab.db")
+				writeDriftStore(t, path, earlier, order, map[string]float64{"planted": 0.8, "steady": 1})
+				h := New(openRO(t, path), Config{Listen: "127.0.0.1:0"}).Handler()
+				var d hostsDoc
+				getJSON(t, h, "/?format=json&per=500", &d)
+				got := map[string]drift{}
+				for _, r := range d.Hosts {
+					for _, x := range r.Drift {
+						got[r.Host+"/"+x.Probe] = x
+					}
 				}
-			}
-			for key, want := range map[string]compare.Verdict{"planted/cpu": compare.Worse, "steady/cpu": "", "planted/syscall": "", "steady/syscall": ""} {
-				x, ok := got[key]
-				switch {
-				case !ok:
-					t.Errorf("%s: no verdict on the hosts page", key)
-				case x.Runs != earlier:
-					t.Errorf("%s: compared with %d earlier runs, want %d", key, x.Runs, earlier)
-				case want != "" && x.Verdict != want:
-					t.Errorf("%s: %s (Δ %v, reason %q), want %s", key, x.Verdict, pct(x.DeltaPct), x.Reason, want)
-				case want == "" && x.Verdict.Changed():
-					t.Errorf("%s: %s (Δ %v [%v, %v]) on a run that moved by 1σ of the drift", key, x.Verdict, pct(x.DeltaPct), pct(x.DeltaLoPct), pct(x.DeltaHiPct))
+				for key, want := range map[string]compare.Verdict{"planted/cpu": compare.Worse, "steady/cpu": "", "planted/syscall": "", "steady/syscall": ""} {
+					checkDrift(t, key, got, earlier, want)
 				}
-			}
-		})
+			})
+		}
 	}
+}
+
+func checkDrift(t *testing.T, key string, got map[string]drift, earlier int, want compare.Verdict) {
+	t.Helper()
+	x, ok := got[key]
+	edge := earlier == 2 && x.Verdict == compare.Inconclusive && strings.Contains(x.Reason, "Holm")
+	switch {
+	case !ok:
+		t.Errorf("%s: no verdict on the hosts page", key)
+	case x.Runs != earlier:
+		t.Errorf("%s: compared with %d earlier runs, want %d", key, x.Runs, earlier)
+	case want != "" && x.Verdict != want && !edge:
+		t.Errorf("%s: %s (Δ %v [%v, %v], reason %q), want %s", key, x.Verdict, pct(x.DeltaPct), pct(x.DeltaLoPct), pct(x.DeltaHiPct), x.Reason, want)
+	case want == "" && x.Verdict.Changed():
+		t.Errorf("%s: %s (Δ %v [%v, %v]) on a run that moved by 1σ of the drift", key, x.Verdict, pct(x.DeltaPct), pct(x.DeltaLoPct), pct(x.DeltaHiPct))
+	}
+}
+
+func drawOrder(keys []string, reverse bool) []string {
+	if reverse {
+		slices.Reverse(keys)
+	}
+	return keys
 }
 
 func pct(p *float64) string {
@@ -67,8 +98,10 @@ func pct(p *float64) string {
 
 // writeDriftStore writes, per host, earlier+1 runs of each real probe 12
 // hours apart, the first real run's samples scaled by the run's drift and
-// the sample's noise; the newest cpu run also by factor[host].
-func writeDriftStore(t *testing.T, path string, earlier int, factor map[string]float64) {
+// the sample's noise; the newest cpu run also by factor[host]. order's
+// three bits reverse the sorted order of the hosts (bit 0) and of the
+// first and second host's probes (bits 1 and 2) the noise is drawn in.
+func writeDriftStore(t *testing.T, path string, earlier, order int, factor map[string]float64) {
 	t.Helper()
 	ex := readReal(t)
 	tpl := map[string]*run.Run{}
@@ -92,8 +125,10 @@ func writeDriftStore(t *testing.T, path string, earlier int, factor map[string]f
 	}
 	rng.Shuffle(len(drifts), func(i, j int) { drifts[i], drifts[j] = drifts[j], drifts[i] })
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	for host, f := range factor {
-		for probe, src := range tpl {
+	for hi, host := range drawOrder(slices.Sorted(maps.Keys(factor)), order&1 != 0) {
+		f := factor[host]
+		for _, probe := range drawOrder(slices.Sorted(maps.Keys(tpl)), order&(2<<hi) != 0) {
+			src := tpl[probe]
 			for i := 0; i <= earlier; i++ {
 				scale := 1.01 // the newest run: +1σ
 				if i < earlier {

@@ -190,15 +190,26 @@ func isWord(s string) bool {
 // irqLess sorts numbered IRQs numerically before the named architecture
 // lines, which sort by name.
 func irqLess(a, b string) bool {
-	na, ea := strconv.Atoi(a)
-	nb, eb := strconv.Atoi(b)
+	na, oka := irqNum(a)
+	nb, okb := irqNum(b)
 	switch {
-	case ea == nil && eb == nil:
+	case oka && okb:
 		return na < nb
-	case ea == nil:
+	case oka:
 		return true
-	case eb == nil:
+	case okb:
 		return false
 	}
 	return a < b
+}
+
+// irqNum is strconv.Atoi for a sort key. A name (NMI, LOC …) cannot
+// parse, and Atoi would allocate its error at every comparison of a
+// sort: it is refused on its first byte.
+func irqNum(s string) (int, bool) {
+	if s == "" || (s[0] < '0' || s[0] > '9') && s[0] != '+' && s[0] != '-' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -144,6 +145,25 @@ func FuzzInterrupts(f *testing.F) {
 				irqCounts(in.Values)
 				irqLess(name, "0")
 			}
+		}
+	})
+}
+
+// FuzzIRQNumAsAtoi: irqNum, which refuses a name on its first byte so a
+// sort does not allocate an error per comparison, agrees with
+// strconv.Atoi; isLimitValue's early refusal agrees with ParseUint.
+func FuzzIRQNumAsAtoi(f *testing.F) {
+	for _, s := range []string{"0", "24", "NMI", "LOC", "-1", "+7", "", "1a", "99999999999999999999", "unlimited", "4096"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := strconv.Atoi(s)
+		if got, ok := irqNum(s); ok != (err == nil) || ok && got != n {
+			t.Errorf("irqNum(%q) = %d, %v; Atoi: %d, %v", s, got, ok, n, err)
+		}
+		_, err = strconv.ParseUint(s, 10, 64)
+		if want := s == "unlimited" || err == nil; isLimitValue(s) != want {
+			t.Errorf("isLimitValue(%q) = %v, want %v", s, !want, want)
 		}
 	})
 }

@@ -201,7 +201,7 @@ func (ci *cpuInfo) fill(cpu *CPU) {
 	case ci.isARM():
 		impl := strings.ToLower(f["CPU implementer"])
 		part := strings.ToLower(f["CPU part"])
-		cpu.Vendor = armVendors[impl]
+		cpu.Vendor = armVendors()[impl]
 		if cpu.Vendor == "" {
 			cpu.Vendor = "implementer " + impl
 		}
@@ -213,7 +213,7 @@ func (ci *cpuInfo) fill(cpu *CPU) {
 				cpu.Stepping = fmt.Sprintf("r%dp%s", v, rev) // lscpu's form
 			}
 		}
-		switch name, ok := armParts[impl+"/"+part]; {
+		switch name, ok := armParts()[impl+"/"+part]; {
 		case ok:
 			cpu.Model = name
 		case f["model name"] != "" && !strings.HasPrefix(f["model name"], "ARMv"):

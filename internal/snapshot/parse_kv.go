@@ -83,6 +83,9 @@ func isLimitValue(s string) bool {
 	if s == "unlimited" {
 		return true
 	}
+	if s == "" || (s[0] < '0' || s[0] > '9') && s[0] != '+' {
+		return false // ParseUint would fail, and allocate its error
+	}
 	_, err := strconv.ParseUint(s, 10, 64)
 	return err == nil
 }

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/internal/flame/folded"
 )
@@ -261,7 +262,8 @@ func commonPrefix(a, b string) int {
 }
 
 // hexRun is what difffolded.pl -s replaces: "0x" and at least one hex digit.
-var hexRun = regexp.MustCompile(`0x[0-9a-fA-F]+`)
+// Compiled on first use: every perflab command links this package.
+var hexRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x[0-9a-fA-F]+`) })
 
 // rekey returns p with each stack named as the references key it: trailing
 // blanks trimmed and, with strip, every hex number replaced by "0x...";
@@ -271,7 +273,7 @@ func rekey(p *folded.Profile, strip bool) *folded.Profile {
 	key := func(f string) string {
 		f = strings.TrimRight(f, " \t")
 		if strip && strings.Contains(f, "0x") {
-			f = hexRun.ReplaceAllLiteralString(f, "0x...")
+			f = hexRun().ReplaceAllLiteralString(f, "0x...")
 		}
 		return f
 	}
