@@ -46,6 +46,15 @@ FROM snapshots ORDER BY taken_at, id LIMIT 1;
 
 CREATE TEMP TABLE samples_tpl AS SELECT * FROM samples WHERE run_id IN (SELECT src FROM tpl);
 
+-- Schema 8 keeps each run's monitor series apart (run_series): every
+-- generated run gets its template's. A store imported by an older perflab
+-- (schema 7, for a before/after) keeps them in the document, as it was.
+SELECT to_regclass('run_series') IS NOT NULL AS has_series \gset
+\if :has_series
+CREATE TEMP TABLE series_tpl AS SELECT run_id AS src, doc FROM run_series WHERE run_id IN (SELECT src FROM tpl);
+DELETE FROM run_series;
+\endif
+
 DELETE FROM samples;
 DELETE FROM runs;
 DELETE FROM snapshots;
@@ -84,6 +93,10 @@ SELECT id, label, '', probe, host, snap, secs * 1000000000, 1,
 		'@STARTED@', to_char(to_timestamp(secs) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
 		'@ENDED@', to_char(to_timestamp(secs + 10) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
 FROM gen;
+
+\if :has_series
+INSERT INTO run_series (run_id, doc) SELECT g.id, x.doc FROM gen g JOIN series_tpl x ON x.src = g.src;
+\endif
 
 -- 20-odd million rows: the primary key is built once afterwards.
 ALTER TABLE samples DROP CONSTRAINT samples_pkey;

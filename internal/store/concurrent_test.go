@@ -27,6 +27,7 @@ func writerSources(t *testing.T, n int) []string {
 		for it := range 3 {
 			r.Samples = append(r.Samples, run.Sample{Metric: "events_per_sec.t1", Value: float64(1000 + i + it), Iteration: it})
 		}
+		r.Monitor = []run.MonitorPoint{{T: 1, UserPct: float64(i)}} // a run_series row each
 		return r
 	}
 	var paths []string
@@ -115,7 +116,7 @@ func checkConcurrentPush(t *testing.T, dst string) {
 	if total != want {
 		t.Errorf("writers added %d runs in all, want %d (each run added by exactly one)", total, want)
 	}
-	for table, per := range map[string]int{"runs": 1, "samples": 3, "run_metrics": 1} {
+	for table, per := range map[string]int{"runs": 1, "samples": 3, "run_metrics": 1, "run_series": 1} {
 		var n, distinct int
 		if err := s.db.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
 			t.Fatal(err)

@@ -500,11 +500,17 @@ func (s *Store) RunsBatch(ctx context.Context, f Filter) ([]*run.Run, error) {
 
 // loadRunsBatch is loadRuns with one query for all the samples.
 func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run.Run, error) {
-	return s.loadRunsWith(ctx, q, args, decodeRun)
+	return s.loadRunsWith(ctx, q, args, true)
 }
 
-// loadRunsWith is loadRunsBatch decoding each document with decode.
-func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, decode func(id, doc string) (*run.Run, error)) ([]*run.Run, error) {
+// loadRunsWith is loadRunsBatch reading whole runs (their monitor series
+// attached) or, when not whole, what a comparison's noise history reads
+// of each (decodeHistoryRun, no series).
+func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, whole bool) ([]*run.Run, error) {
+	decode := decodeRun
+	if !whole {
+		decode = decodeHistoryRun
+	}
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return nil, err
@@ -536,6 +542,12 @@ func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, decode f
 	for start := 0; start < len(ids); start += sampleIDs {
 		chunk := ids[start:min(start+sampleIDs, len(ids))]
 		if err := s.attachSamples(ctx, chunk, idx); err != nil {
+			return nil, err
+		}
+		if !whole {
+			continue
+		}
+		if err := s.attachSeries(ctx, chunk, idx); err != nil {
 			return nil, err
 		}
 	}
@@ -575,16 +587,18 @@ func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*ru
 // stored is left out. A comparison loads its sides and noise history so,
 // instead of two queries a run.
 func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
-	return s.runsByIDs(ctx, ids, decodeRun)
+	return s.runsByIDs(ctx, ids, true)
 }
 
 // HistoryRunsByIDs is RunsByIDs keeping of each document only what a
 // comparison's noise history reads (compare's calibration and noise
 // floor: id, probe, host, suite, parameters, placement, schema) beside
-// the samples: decoding whole documents, monitor series included, was
-// half a cold two-host comparison's CPU (docs/performance.md).
+// the samples, and no monitor series (schema 8 keeps them apart, in
+// run_series, so they are not even read): decoding whole documents,
+// monitor series included, was half a cold two-host comparison's CPU
+// (docs/performance.md).
 func (s *Store) HistoryRunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
-	return s.runsByIDs(ctx, ids, decodeHistoryRun)
+	return s.runsByIDs(ctx, ids, false)
 }
 
 // historyDoc is the part of a run document decodeHistoryRun keeps.
@@ -609,7 +623,7 @@ func decodeHistoryRun(id, doc string) (*run.Run, error) {
 	return &run.Run{Schema: h.Schema, ID: h.ID, Suite: h.Suite, Probe: h.Probe, Params: h.Params, CPUs: h.CPUs, Host: h.Host}, nil
 }
 
-func (s *Store) runsByIDs(ctx context.Context, ids []string, decode func(id, doc string) (*run.Run, error)) ([]*run.Run, error) {
+func (s *Store) runsByIDs(ctx context.Context, ids []string, whole bool) ([]*run.Run, error) {
 	by := make(map[string]*run.Run, len(ids))
 	for start := 0; start < len(ids); start += sampleIDs {
 		chunk := ids[start:min(start+sampleIDs, len(ids))]
@@ -617,7 +631,7 @@ func (s *Store) runsByIDs(ctx context.Context, ids []string, decode func(id, doc
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rs, err := s.loadRunsWith(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args, decode)
+		rs, err := s.loadRunsWith(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args, whole)
 		if err != nil {
 			return nil, err
 		}

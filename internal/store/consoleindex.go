@@ -10,13 +10,16 @@ import (
 )
 
 // PairRunsMost is how many probe×host pairs one PairRuns query reads: 64
-// pairs of 31 runs are about 2,000 documents (14 MB of JSON), a few
+// pairs of 31 runs are about 2,000 documents (4 MB of JSON at schema 8,
+// 14 MB with the monitor series inline as before), a few
 // samples queries of sampleIDs runs, and 128 parameters.
 const PairRunsMost = 64
 
 // PairRuns is, for each pair, what RunsBatch(Filter{Probe, Host, Limit:
 // limit}) returns — the same runs, documents, samples and order (newest
-// first, ties by id bytewise) — read for many pairs at once: one query
+// first, ties by id bytewise), without their monitor series (run_series,
+// schema 8: the index's verdicts never read them, and they were 70% of a
+// document's bytes) — read for many pairs at once: one query
 // for the runs of every PairRunsMost pairs and one per sampleIDs runs for
 // their samples, instead of two round trips per pair. The console's host
 // index reads its pairs' runs this way (a verdict per pair). out[i] is
@@ -67,7 +70,7 @@ func (s *Store) pairRuns(ctx context.Context, pairs []ProbeHost, limit int, out 
 			return err
 		}
 		var r run.Run
-		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+		if err := json.Unmarshal([]byte(doc), &withoutSeries{Run: &r}); err != nil {
 			rows.Close()
 			return fmt.Errorf("run %s: stored document is corrupt: %w", id, err)
 		}
@@ -129,4 +132,12 @@ func (s *Store) LabelHosts(ctx context.Context, label string) ([]string, error) 
 		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+// withoutSeries decodes a run document into Run but for its monitor
+// series, which a store older than schema 8 (opened read-only) still keeps
+// in it: skipped, not parsed.
+type withoutSeries struct {
+	*run.Run
+	Monitor json.RawMessage `json:"monitor"`
 }

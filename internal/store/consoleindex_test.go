@@ -43,7 +43,8 @@ func fillPairs(t *testing.T, s *Store) []ProbeHost {
 }
 
 // PairRuns returns for every pair exactly what RunsBatch returns for it
-// alone (same runs, order, documents and samples), on both backends, with
+// alone (same runs, order, documents and samples) but the monitor series,
+// which it does not read (schema 8), on both backends, with
 // a limit below and above a pair's run count.
 func TestPairRunsSameAsRunsBatch(t *testing.T) {
 	check := func(t *testing.T, s *Store) {
@@ -63,6 +64,16 @@ func TestPairRunsSameAsRunsBatch(t *testing.T) {
 				}
 				if len(want) == 0 && len(got[i]) == 0 {
 					continue
+				}
+				// Whole runs but for their monitor series, which the
+				// index never reads (schema 8: stored apart, not read).
+				for j, r := range want {
+					if len(r.Monitor) == 0 {
+						t.Fatalf("run %s has no monitor series: the check proves nothing", r.ID)
+					}
+					lean := *r
+					lean.Monitor = nil
+					want[j] = &lean
 				}
 				if !reflect.DeepEqual(got[i], want) {
 					t.Errorf("limit %d, %s on %s: PairRuns %v, RunsBatch %v", limit, p.Probe, p.Host, ids(got[i]), ids(want))

@@ -89,11 +89,14 @@ func (s *Store) copyPG(ctx context.Context, c *pgx.Conn, runs []*run.Run, snaps 
 	if err := copyTable(ctx, tx, "snapshots", []string{"id", "taken_at", "host", "doc"}, rows); err != nil {
 		return err
 	}
-	runRows, sampleRows, medianRows, err := copyRows(runs)
+	runRows, seriesRows, sampleRows, medianRows, err := copyRows(runs)
 	if err != nil {
 		return err
 	}
 	if err := copyTable(ctx, tx, "runs", runCols, runRows); err != nil {
+		return err
+	}
+	if err := copyTable(ctx, tx, "run_series", seriesCols, seriesRows); err != nil {
 		return err
 	}
 	if err := copyTable(ctx, tx, "samples", sampleCols, sampleRows); err != nil {
@@ -132,22 +135,25 @@ func copyTable(ctx context.Context, tx pgx.Tx, table string, cols []string, rows
 var (
 	runCols    = []string{"id", "label", "suite", "probe", "host", "snapshot_id", "started", "complete", "doc"}
 	sampleCols = []string{"run_id", "metric", "iteration", "value"}
+	seriesCols = []string{"run_id", "doc"}
 )
 
-// copyRows are checked runs as rows of runs, samples and run_metrics (in
-// runCols, sampleCols and metricCols order): what SaveRun would write.
-func copyRows(runs []*run.Run) (runRows, sampleRows, medianRows [][]any, err error) {
+// copyRows are checked runs as rows of runs, run_series, samples and
+// run_metrics (in runCols, seriesCols, sampleCols and metricCols order):
+// what SaveRun would write.
+func copyRows(runs []*run.Run) (runRows, seriesRows, sampleRows, medianRows [][]any, err error) {
 	for _, r := range runs {
 		if r.Schema == 0 {
 			r.Schema = run.Schema
 		}
-		doc := *r
-		doc.Samples = nil
-		dj, err := json.Marshal(&doc)
+		doc, series, err := encodeRunDoc(r, writesRunSeries())
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("run %s: %w", r.ID, err)
+			return nil, nil, nil, nil, err
 		}
-		runRows = append(runRows, []any{r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), string(dj)})
+		runRows = append(runRows, []any{r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), doc})
+		if series != "" {
+			seriesRows = append(seriesRows, []any{r.ID, series})
+		}
 		for _, x := range r.Samples {
 			sampleRows = append(sampleRows, []any{r.ID, x.Metric, x.Iteration, x.Value})
 		}
@@ -155,7 +161,7 @@ func copyRows(runs []*run.Run) (runRows, sampleRows, medianRows [][]any, err err
 			medianRows = append(medianRows, m.values())
 		}
 	}
-	return runRows, sampleRows, medianRows, nil
+	return runRows, seriesRows, sampleRows, medianRows, nil
 }
 
 // copyFactSets writes the snapshots' fact sets: the sets with INSERT, as

@@ -407,6 +407,9 @@ func (s *Store) runsByID(ctx context.Context, ids []string) ([]*run.Run, error) 
 	if err := srows.Err(); err != nil {
 		return nil, err
 	}
+	if err := s.attachAllSeries(ctx, out); err != nil {
+		return nil, err
+	}
 	for _, r := range out {
 		sortSamples(r)
 	}

@@ -55,7 +55,8 @@ var errNoTemp = errors.New("no TEMPORARY privilege on the database")
 const pushStaging = `CREATE TEMPORARY TABLE IF NOT EXISTS push_snapshots (LIKE snapshots) ON COMMIT DELETE ROWS;
 CREATE TEMPORARY TABLE IF NOT EXISTS push_runs (LIKE runs) ON COMMIT DELETE ROWS;
 CREATE TEMPORARY TABLE IF NOT EXISTS push_samples (LIKE samples) ON COMMIT DELETE ROWS;
-CREATE TEMPORARY TABLE IF NOT EXISTS push_metrics (LIKE run_metrics) ON COMMIT DELETE ROWS`
+CREATE TEMPORARY TABLE IF NOT EXISTS push_metrics (LIKE run_metrics) ON COMMIT DELETE ROWS;
+CREATE TEMPORARY TABLE IF NOT EXISTS push_series (LIKE run_series) ON COMMIT DELETE ROWS`
 
 // pushSnapshotsSQL stores the staged snapshots not yet stored.
 const pushSnapshotsSQL = `INSERT INTO snapshots (id, taken_at, host, doc)
@@ -63,7 +64,7 @@ SELECT id, taken_at, host, doc FROM push_snapshots ORDER BY id COLLATE "C"
 ON CONFLICT (id) DO NOTHING`
 
 // pushRunsSQL stores the staged runs not yet stored and, in the same
-// statement, the samples and medians of exactly those runs, counts those
+// statement, the monitor series, samples and medians of exactly those runs, counts those
 // runs in their hosts' labels (host_labels) and appends their medians to
 // their hosts' lists (host_medians), each in key order as addHostLabels
 // and appendHostMedians lock them; it returns how many runs it stored.
@@ -81,6 +82,10 @@ var pushRunsSQL = `WITH added AS (
 	ORDER BY host COLLATE "C", label COLLATE "C"
 	ON CONFLICT (host, label) DO UPDATE SET runs = host_labels.runs + excluded.runs
 	RETURNING 1
+), series_added AS (
+	INSERT INTO run_series (` + strings.Join(seriesCols, ", ") + `)
+	SELECT ` + prefixed("p.", seriesCols) + ` FROM push_series p JOIN added a ON a.id = p.run_id
+	ORDER BY p.run_id COLLATE "C"
 ), samples_added AS (
 	INSERT INTO samples (` + strings.Join(sampleCols, ", ") + `)
 	SELECT ` + prefixed("p.", sampleCols) + ` FROM push_samples p JOIN added a ON a.id = p.run_id
@@ -108,7 +113,7 @@ func prefixed(p string, cols []string) string {
 }
 
 func (s *Store) pushCopyPG(ctx context.Context, c *pgx.Conn, b pushLoad) (int, error) {
-	runRows, sampleRows, medianRows, err := copyRows(b.runs)
+	runRows, seriesRows, sampleRows, medianRows, err := copyRows(b.runs)
 	if err != nil {
 		return 0, err
 	}
@@ -135,6 +140,7 @@ func (s *Store) pushCopyPG(ctx context.Context, c *pgx.Conn, b pushLoad) (int, e
 	}{
 		{"push_snapshots", []string{"id", "taken_at", "host", "doc"}, snapRows},
 		{"push_runs", runCols, runRows},
+		{"push_series", seriesCols, seriesRows},
 		{"push_samples", sampleCols, sampleRows},
 		{"push_metrics", metricCols, medianRows},
 	} {

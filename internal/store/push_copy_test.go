@@ -55,6 +55,7 @@ func dumpTables(t *testing.T, s *Store) string {
 		`SELECT id, taken_at, host, doc FROM snapshots ORDER BY id`,
 		`SELECT id, label, suite, probe, host, snapshot_id, started, complete, doc FROM runs ORDER BY id`,
 		`SELECT run_id, metric, iteration, value FROM samples ORDER BY run_id, metric, iteration`,
+		`SELECT run_id, doc FROM run_series ORDER BY run_id`,
 		`SELECT run_id, metric, host, probe, params, label, started, unit, better, median FROM run_metrics ORDER BY run_id, metric`,
 	} {
 		rows, err := s.db.Query(q) // the test servers sort bytewise (--locale=C)

@@ -74,11 +74,9 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 	if r.Schema == 0 {
 		r.Schema = run.Schema
 	}
-	doc := *r
-	doc.Samples = nil // stored as rows
-	docJSON, err := json.Marshal(&doc)
+	docJSON, series, err := encodeRunDoc(r, writesRunSeries()) // samples as rows, series apart
 	if err != nil {
-		return false, fmt.Errorf("run %s: %w", r.ID, err)
+		return false, err
 	}
 	if snap != nil {
 		sj, err := json.Marshal(snap)
@@ -97,12 +95,15 @@ func (s *Store) saveRunTx(ctx context.Context, tx *sql.Tx, r *run.Run, snap *sna
 		}
 	}
 	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (id, label, suite, probe, host, snapshot_id, started, complete, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
-		r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), string(docJSON))
+		r.ID, r.Label, r.Suite, r.Probe, r.Host, r.SnapshotID, r.Started.UnixNano(), boolInt(r.Complete), docJSON)
 	if err != nil {
 		return false, fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return false, nil
+	}
+	if err := s.insertSeries(ctx, tx, r.ID, series); err != nil {
+		return false, err
 	}
 	if err := s.insertSamples(ctx, tx, r); err != nil {
 		return false, err
@@ -282,6 +283,13 @@ func (s *Store) delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	// Asked before the transaction: SQLite's one connection is its.
+	tables := []string{"samples", "run_metrics"}
+	if ok, err := s.keepsRunSeries(ctx); err != nil {
+		return err
+	} else if ok {
+		tables = append(tables, "run_series")
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -297,7 +305,7 @@ func (s *Store) delete(ctx context.Context, id string) error {
 	if err := s.removeHostMedians(ctx, tx, full); err != nil {
 		return err
 	}
-	for _, table := range []string{"samples", "run_metrics"} {
+	for _, table := range tables {
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM `+table+` WHERE run_id = ?`), full); err != nil {
 			return err
 		}
@@ -373,7 +381,7 @@ func (s *Store) load(ctx context.Context, id, doc string) (*run.Run, error) {
 		return nil, err
 	}
 	sortSamples(r)
-	return r, nil
+	return r, s.attachSeries(ctx, []any{id}, map[string]*run.Run{id: r})
 }
 
 // sortSamples orders samples by iteration and, within one, in the order
@@ -499,6 +507,9 @@ func (s *Store) loadRuns(ctx context.Context, q string, args []any) ([]*run.Run,
 			ids[i] = x.id
 		}
 		if err := s.attachSamples(ctx, ids, byID); err != nil {
+			return nil, err
+		}
+		if err := s.attachSeries(ctx, ids, byID); err != nil {
 			return nil, err
 		}
 	}

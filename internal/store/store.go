@@ -75,6 +75,7 @@ type Store struct {
 	Path     string // the database file (SQLite) or the DSN with any password removed
 
 	hasHostLabels hostLabelsFlag // memo of keepsHostLabels
+	hasRunSeries  runSeriesFlag  // memo of keepsRunSeries
 }
 
 // DefaultPath is $XDG_DATA_HOME/perflab/perflab.db, falling back to
