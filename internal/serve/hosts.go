@@ -137,13 +137,13 @@ func (s *Server) hosts(ctx context.Context, q url.Values) (*result, error) {
 		d.Probes, d.Index = []string{}, s.indexState()
 		return &result{View: "hosts", Title: "perflab: hosts", Data: &d}, nil
 	}
-	var labelled map[string]bool
+	var lab *labelSet
 	if d.Label != "" {
-		if labelled, err = s.st.HostsWithLabel(ctx, d.Label); err != nil {
+		if lab, err = s.labelHosts(ctx, d.Label); err != nil {
 			return nil, err
 		}
 	}
-	page, err := s.pageOf(ctx, &d, labelled, deadline)
+	page, err := s.pageOf(ctx, &d, lab, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -177,33 +177,35 @@ const maxPageFills = 2
 // otherwise the page's own rows are (twice: a row whose verdict was
 // pending may move off the page) within pageWait, and the page says how
 // many verdicts the order still lacks and which of its rows' are pending.
-func (s *Server) pageOf(ctx context.Context, d *hostsDoc, labelled map[string]bool, deadline time.Time) ([]*hostEntry, error) {
+func (s *Server) pageOf(ctx context.Context, d *hostsDoc, lab *labelSet, deadline time.Time) ([]*hostEntry, error) {
 	workers := max(1, runtime.NumCPU())
-	match, pending := s.matchHosts(d, labelled)
-	if pending > 0 && pending <= syncFill {
-		if err := s.fillHosts(ctx, match, workers); err != nil {
+	sel := s.selectHosts(d, lab)
+	if sel.match != nil {
+		if err := s.fillHosts(ctx, sel.match, workers); err != nil {
 			return nil, err
 		}
+		sel = s.selectHosts(d, lab)
 	}
-	var page []*hostEntry
-	for range 2 {
-		page = s.selectHosts(d, labelled)
-		done, err := s.fillPage(ctx, page, workers, deadline)
+	page := sel.page
+	for i := range 2 {
+		lacked, done, err := s.fillPage(ctx, page, workers, deadline)
 		if err != nil {
 			return nil, err
 		}
-		if !done {
+		if !lacked || !done || i == 1 {
 			break
 		}
+		page = s.selectHosts(d, lab).page
 	}
 	return page, nil
 }
 
 // fillPage computes what page's hosts lack and waits for it until
-// deadline; it reports whether everything was computed by then. The
-// computation runs on after a deadline (not under the request's context):
-// the next request shows its results.
-func (s *Server) fillPage(ctx context.Context, page []*hostEntry, workers int, deadline time.Time) (bool, error) {
+// deadline; it reports whether they lacked anything and whether
+// everything was computed by then. The computation runs on after a
+// deadline (not under the request's context): the next request shows its
+// results.
+func (s *Server) fillPage(ctx context.Context, page []*hostEntry, workers int, deadline time.Time) (lacked bool, done bool, err error) {
 	s.ix.mu.Lock()
 	lack := false
 	for _, h := range page {
@@ -218,9 +220,9 @@ func (s *Server) fillPage(ctx context.Context, page []*hostEntry, workers int, d
 	}
 	s.ix.mu.Unlock()
 	if !lack || busy {
-		return !lack, nil
+		return lack, !lack, nil
 	}
-	done := make(chan error, 1)
+	filled := make(chan error, 1)
 	go func() {
 		err := s.fillHosts(context.WithoutCancel(ctx), page, workers)
 		s.ix.mu.Lock()
@@ -229,94 +231,189 @@ func (s *Server) fillPage(ctx context.Context, page []*hostEntry, workers int, d
 		if err != nil {
 			s.log.Printf("hosts page: computing its verdicts: %v", err)
 		}
-		done <- err
+		filled <- err
 	}()
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
-	case err := <-done:
-		return err == nil, err
+	case err := <-filled:
+		return true, err == nil, err
 	case <-t.C:
-		return false, nil
+		return true, false, nil
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return true, false, ctx.Err()
 	}
 }
 
-// matchHosts is every host matching d's filters and how many of their
-// pairs are pending.
-func (s *Server) matchHosts(d *hostsDoc, labelled map[string]bool) ([]*hostEntry, int) {
-	s.ix.mu.Lock()
-	defer s.ix.mu.Unlock()
-	var out []*hostEntry
-	n := 0
-	for _, h := range s.ix.hosts {
-		if !matches(h, d, labelled) {
-			continue
-		}
-		out = append(out, h)
-		for _, p := range h.Pairs {
-			if !p.Done {
-				n++
-			}
-		}
-	}
-	return out, n
+// hostSelection is what selectHosts found.
+type hostSelection struct {
+	page []*hostEntry
+	// match is every matching host when some of their pairs are pending,
+	// at most syncFill (pageOf computes them all first); else nil.
+	match []*hostEntry
 }
 
-// matches: the host passes d's filters (host substring, label, probe,
-// verdict of the probe or of any probe).
-func matches(h *hostEntry, d *hostsDoc, labelled map[string]bool) bool {
-	if d.Host != "" && !strings.Contains(strings.ToLower(h.Host), strings.ToLower(d.Host)) || labelled != nil && !labelled[h.Host] {
+// maxRank bounds rank's values (the buckets of the worst-first order).
+const maxRank = 63
+
+// selectHosts filters the index by d, orders it (worst first or by name)
+// and returns d's page of it; it sets d's count of matches and the probes
+// seen. It reads each entry's summary (index.summarize), not its pairs,
+// and orders by rank in one counting pass (stable: by name within a
+// rank, as the index is), so a page of 10,000 hosts costs a pass over
+// 10,000 words, not a sort of them through their 100,000 pairs.
+func (s *Server) selectHosts(d *hostsDoc, lab *labelSet) hostSelection {
+	ix := &s.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	d.Probes = append([]string{}, ix.probes...)
+	f := hostFilter{name: strings.ToLower(d.Host), in: lab.bitsFor(ix), probe: -1, verdict: -1}
+	if d.Probe != "" {
+		f.probe = len(ix.probes) // no pair's: no host matches
+		if n, ok := ix.probeNum[d.Probe]; ok {
+			f.probe = n
+		}
+	}
+	if d.Verdict != "" {
+		f.verdict = int(verdictCode(d.Verdict))
+	}
+	var match []int32
+	var count [maxRank + 1]int
+	pending := 0
+	for i, h := range ix.hosts {
+		if f.matches(h) {
+			match = append(match, int32(i))
+			count[h.rank]++
+			pending += h.npend
+		}
+	}
+	if d.Sort == "worst" {
+		// Counting sort, worst rank first; within a rank in index order.
+		var at [maxRank + 1]int
+		for r, n := maxRank, 0; r >= 0; r-- {
+			at[r], n = n, n+count[r]
+		}
+		sorted := make([]int32, len(match))
+		for _, i := range match {
+			r := ix.hosts[i].rank
+			sorted[at[r]] = i
+			at[r]++
+		}
+		match = sorted
+	}
+	d.Total = len(match)
+	var sel hostSelection
+	for i := d.Page * d.Per; i < len(match) && i < (d.Page+1)*d.Per; i++ {
+		sel.page = append(sel.page, ix.hosts[match[i]])
+	}
+	if pending > 0 && pending <= syncFill {
+		sel.match = make([]*hostEntry, len(match))
+		for k, i := range match {
+			sel.match[k] = ix.hosts[i]
+		}
+	}
+	return sel
+}
+
+// hostFilter is a page's filters over the index's entries of one
+// generation.
+type hostFilter struct {
+	name    string   // a substring of the lower-cased host name
+	in      []uint64 // the label's hosts by position; nil: any host
+	probe   int      // the probe's number; -1: any
+	verdict int      // verdictCode of the verdict; -1: any
+}
+
+// matches: h passes the filters (host substring, label, probe, verdict
+// of the probe or of any probe).
+func (f *hostFilter) matches(h *hostEntry) bool {
+	if f.name != "" && !strings.Contains(h.lower, f.name) || f.in != nil && f.in[h.pos/64]&(1<<(h.pos%64)) == 0 {
 		return false
 	}
-	hasProbe, hasVerdict := d.Probe == "", d.Verdict == ""
-	for _, pe := range h.Pairs {
-		if d.Probe != "" && pe.Probe != d.Probe {
+	if f.probe < 0 && f.verdict < 0 {
+		return true
+	}
+	hasProbe, hasVerdict := f.probe < 0, f.verdict < 0
+	for _, x := range h.pv {
+		if f.probe >= 0 && int(x>>4) != f.probe {
 			continue
 		}
 		hasProbe = true
-		if d.Verdict != "" && verdictOf(pe) == d.Verdict {
-			hasVerdict = true
-		}
+		hasVerdict = hasVerdict || int(x&15) == f.verdict
 	}
 	return hasProbe && hasVerdict
 }
 
-// selectHosts filters the index by d, orders it (worst first or by name)
-// and returns d's page of it; it sets d's count of matches and the probes
-// seen.
-func (s *Server) selectHosts(d *hostsDoc, labelled map[string]bool) []*hostEntry {
-	s.ix.mu.Lock()
-	defer s.ix.mu.Unlock()
-	seen := map[string]bool{}
-	d.Probes = []string{}
-	type ranked struct {
-		h *hostEntry
-		r int
+// labelSet is the hosts of a label, as positions in the index's hosts of
+// generation gen (a bit each).
+type labelSet struct {
+	gen     int      // the index's generation when the store was read
+	names   []string // as the store gave them: in byte order
+	bits    []uint64 // for generation bitsGen
+	bitsGen int
+}
+
+// maxLabelSets bounds the labels whose hosts the index keeps.
+const maxLabelSets = 16
+
+// labelHosts is the hosts of label: read from the store
+// (Store.LabelHosts) once per generation of the index, i.e. again
+// whenever the index reads the store again (at most every refreshEvery
+// after a write), as the rest of the page is. A label's hosts change only
+// with new or deleted runs, which the index shows from its next read too.
+func (s *Server) labelHosts(ctx context.Context, label string) (*labelSet, error) {
+	ix := &s.ix
+	ix.mu.Lock()
+	l, gen := ix.labels[label], ix.gen
+	ix.mu.Unlock()
+	if l != nil && l.gen == gen {
+		return l, nil
 	}
-	var match []ranked
-	for _, h := range s.ix.hosts {
-		for _, pe := range h.Pairs {
-			if !seen[pe.Probe] {
-				seen[pe.Probe] = true
-				d.Probes = append(d.Probes, pe.Probe)
+	names, err := s.st.LabelHosts(ctx, label)
+	if err != nil {
+		return nil, err
+	}
+	l = &labelSet{gen: gen, names: names}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.gen == gen {
+		l.bitsFor(ix)
+		if ix.labels == nil || len(ix.labels) >= maxLabelSets && ix.labels[label] == nil {
+			ix.labels = map[string]*labelSet{}
+		}
+		ix.labels[label] = l
+	}
+	return l, nil
+}
+
+// bitsFor is l's hosts as positions in ix's hosts, nil for a nil l (no
+// label filter); mu held.
+func (l *labelSet) bitsFor(ix *index) []uint64 {
+	if l == nil {
+		return nil
+	}
+	if l.bits == nil || l.bitsGen != ix.gen {
+		l.bitsGen, l.bits = ix.gen, make([]uint64, (len(ix.hosts)+63)/64)
+		if !ix.sorted || !slices.IsSorted(l.names) {
+			for _, name := range l.names {
+				if h := ix.byName[name]; h != nil {
+					l.bits[h.pos/64] |= 1 << (h.pos % 64)
+				}
+			}
+			return l.bits
+		}
+		// Both in byte order: one merge, no hashing.
+		j := 0
+		for _, name := range l.names {
+			for j < len(ix.hosts) && ix.hosts[j].Host < name {
+				j++
+			}
+			if j < len(ix.hosts) && ix.hosts[j].Host == name {
+				l.bits[j/64] |= 1 << (j % 64)
 			}
 		}
-		if matches(h, d, labelled) {
-			match = append(match, ranked{h, rank(h)})
-		}
 	}
-	if d.Sort == "worst" {
-		sort.SliceStable(match, func(i, j int) bool { return match[i].r > match[j].r })
-	}
-	sort.Strings(d.Probes)
-	d.Total = len(match)
-	var page []*hostEntry
-	for i := d.Page * d.Per; i < len(match) && i < (d.Page+1)*d.Per; i++ {
-		page = append(page, match[i].h)
-	}
-	return page
+	return l.bits
 }
 
 // hostRowOf is a host's row of the page: its entry, with the audit of

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +57,17 @@ type hostEntry struct {
 	Summary  *snapSummary   `json:"summary"`  // of Snap
 	Findings map[string]int `json:"findings"` // failing by severity (general)
 	Worst    string         `json:"worst"`
+
+	// What a page filters and orders by, kept by index.summarize whenever
+	// the entry changes (replaced, a pair's verdict computed, the audit
+	// done), so that a page reads a few words of each of 10,000 hosts
+	// instead of following their 100,000 pairs (and hashing their probe
+	// names) on every request. Not saved: derived.
+	pos   int      // in index.hosts
+	lower string   // Host in lower case, for the name filter
+	rank  int      // rank(h)
+	pv    []uint32 // per pair: probe number<<4 | verdictCode(verdictOf(pair))
+	npend int      // pairs not computed
 }
 
 // index is the host index; mu guards every field and the entries.
@@ -73,6 +86,15 @@ type index struct {
 	readErr   error         // the last aggregate read's error
 	pageFills int           // hosts pages' fills running (hosts.go)
 	cache     string        // the cache file, "" for none
+
+	// probes are the probes of every host, sorted; probeNum a probe's
+	// number in it (hostEntry.pv). gen counts setHosts calls (a label's
+	// hosts are cached per gen: hosts.go).
+	probes   []string
+	probeNum map[string]int
+	gen      int
+	labels   map[string]*labelSet // by label, of generation gen (hosts.go)
+	sorted   bool                 // hosts are in byte order of their names (as read)
 }
 
 // indexCacheVersion changes when the entries' meaning does (the verdict
@@ -155,18 +177,58 @@ func (ix *index) setHosts(hs []*hostEntry) {
 	ix.hosts = hs
 	ix.byName = make(map[string]*hostEntry, len(hs))
 	ix.pending = 0
+	ix.gen++
+	ix.labels = nil
+	ix.probes, ix.probeNum = nil, map[string]int{}
 	for _, h := range hs {
 		ix.byName[h.Host] = h
 		for _, p := range h.Pairs {
 			if !p.Done {
 				ix.pending++
 			}
+			if _, ok := ix.probeNum[p.Probe]; !ok {
+				ix.probeNum[p.Probe] = 0
+				ix.probes = append(ix.probes, p.Probe)
+			}
 		}
 		if !h.Audited && h.Snap.ID != "" {
 			ix.pending++
 		}
 	}
+	sort.Strings(ix.probes)
+	for i, p := range ix.probes {
+		ix.probeNum[p] = i
+	}
+	ix.sorted = true
+	for i, h := range hs {
+		h.pos, h.lower = i, strings.ToLower(h.Host)
+		ix.summarize(h)
+		ix.sorted = ix.sorted && (i == 0 || hs[i-1].Host < h.Host)
+	}
 }
+
+// summarize sets what a page filters and orders h by from its pairs and
+// audit; mu held, h one of the entries.
+func (ix *index) summarize(h *hostEntry) {
+	h.rank, h.npend, h.pv = min(rank(h), maxRank), 0, h.pv[:0]
+	for _, p := range h.Pairs {
+		if !p.Done {
+			h.npend++
+		}
+		h.pv = append(h.pv, uint32(ix.probeNum[p.Probe])<<4|verdictCode(verdictOf(p)))
+	}
+}
+
+// verdictCode is a verdict's number in verdictFilters, or noVerdict.
+func verdictCode(v string) uint32 {
+	if i := slices.Index(verdictFilters, v); i >= 0 {
+		return uint32(i)
+	}
+	return noVerdict
+}
+
+// noVerdict is verdictCode's number for a verdict no filter names.
+const noVerdict = 15
 
 // readAggregate reads the store's pairs and snapshots and merges them
 // with the entries already computed (kept where the signature and the
@@ -352,6 +414,7 @@ func (s *Server) fillPairs(ctx context.Context, jobs []pairJob) error {
 		if cur := s.ix.pairOf(w.host, w.probe, w.sig); cur != nil && !cur.Done {
 			cur.Done, cur.Drift = true, ds[i]
 			s.ix.pending--
+			s.ix.summarize(s.ix.byName[w.host])
 		}
 	}
 	s.ix.mu.Unlock()
@@ -393,6 +456,7 @@ func (s *Server) fillAudit(ctx context.Context, h *hostEntry) {
 			cur.Summary, cur.Findings, cur.Worst = a.summary, a.sum.FailBySeverity, a.sum.Worst
 		}
 		s.ix.pending--
+		s.ix.summarize(cur)
 	}
 	s.ix.mu.Unlock()
 }

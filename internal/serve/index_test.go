@@ -170,6 +170,7 @@ func TestHostsPagePending(t *testing.T) {
 	if n := check(later); n > 0 || later.Index.Pending != 0 {
 		t.Errorf("after the build: %d of the page's verdicts and %d of the index pending", n, later.Index.Pending)
 	}
+	checkSummaries(t, s)
 }
 
 // Under Serve, the hosts page waits for the background read of the

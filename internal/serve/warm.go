@@ -52,7 +52,7 @@ func (s *Server) warm(ctx context.Context) {
 		wg.Add(1)
 		go func() { // each on a connection of its own while the others are busy
 			defer wg.Done()
-			if _, err := s.st.HostsWithLabel(ctx, ""); err != nil {
+			if _, err := s.st.LabelHosts(ctx, ""); err != nil { // the hosts page's label filter
 				return
 			}
 			if _, err := s.st.RecentLabels(ctx, labelScan, maxListedLabels); err != nil {

@@ -105,6 +105,35 @@ func (s *Store) pairRuns(ctx context.Context, pairs []ProbeHost, limit int, out 
 	return nil
 }
 
+// LabelHosts is HostsWithLabel's hosts as a list in byte order: the
+// console's host index, also in byte order, merges it with its hosts
+// instead of hashing every name of a label that spans the fleet (10,000
+// hosts) into a map and looking each up again.
+func (s *Store) LabelHosts(ctx context.Context, label string) ([]string, error) {
+	kept, err := s.keepsHostLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT host FROM host_labels WHERE label = ? ORDER BY ` + s.d.byteOrder("host")
+	if !kept {
+		q = `SELECT host FROM (SELECT DISTINCT host FROM runs WHERE label = ?) d ORDER BY ` + s.d.byteOrder("host")
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), label)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
 // withoutSeries decodes a run document into Run but for its monitor
 // series, which a store older than schema 8 (opened read-only) still keeps
 // in it: skipped, not parsed.

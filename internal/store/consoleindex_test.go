@@ -2,9 +2,13 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // fillPairs saves runs of two probes on three hosts: equal start times
@@ -108,4 +112,36 @@ func TestPairRunsChunks(t *testing.T) {
 			t.Fatalf("pair %d (%s on %s): %v, want %v", i, p.Probe, p.Host, ids(got[i]), ids(want))
 		}
 	}
+}
+
+// LabelHosts is HostsWithLabel's hosts in byte order ("Zed" before "h0"
+// whatever the database's collation), on both backends.
+func TestLabelHostsAsHostsWithLabel(t *testing.T) {
+	check := func(t *testing.T, s *Store) {
+		writeAll(t, s)
+		r := newRun("zed1", "", "cpu", "", time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+		r.Host, r.Label = "Zed", "a"
+		if err := s.SaveRun(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, label := range []string{"a", "b", "lab1", "", "nosuch"} {
+			m, err := s.HostsWithLabel(ctx, label)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Sorted(maps.Keys(m))
+			got, err := s.LabelHosts(ctx, label)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) || label == "a" && (len(got) < 2 || got[0] != "Zed") {
+				t.Errorf("%s: label %q: LabelHosts %v, want %v", s.Path, label, got, want)
+			}
+		}
+	}
+	lite, _ := openTemp(t)
+	check(t, lite)
+	testenv.Short(t)
+	pg, _ := openPG(t)
+	check(t, pg)
 }

@@ -173,6 +173,9 @@ func TestHostMediansMigrate(t *testing.T) {
 		if hs, err := ro.HostsWithLabel(ctx, "old"); err != nil || fmt.Sprint(hs) != "map[h0:true h1:true h2:true]" {
 			t.Errorf("schema 5 read-only: HostsWithLabel = %v, %v; want h0 h1 h2", hs, err)
 		}
+		if hs, err := ro.LabelHosts(ctx, "old"); err != nil || fmt.Sprint(hs) != "[h0 h1 h2]" {
+			t.Errorf("schema 5 read-only: LabelHosts = %v, %v; want [h0 h1 h2]", hs, err)
+		}
 		ro.Close()
 		s, err = Open(path)
 		if err != nil {
