@@ -10,18 +10,18 @@
 #   HOSTS=1000 RUNS=50 bench/console-gen-check.sh   # also times a larger store
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib/pg.sh
 HOSTS=${HOSTS:-20}
 RUNS=${RUNS:-10}
 SQL=${SQL:-bench/console-gen.sql} # the generator to check (an older one, for a before/after)
 work=$(mktemp -d /tmp/console-gen-check-XXXXXX)
 chmod 755 "$work"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+pgbin=$(pg_bin)
 pgdata=$work/pg
 sock=$work/sock
 started_pg=0
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
-	[ "$started_pg" = 1 ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1
+	[ "$started_pg" = 1 ] && pg_stop "$pgdata" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -30,11 +30,8 @@ trap 'exit 130' INT TERM
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 pl=${PERFLAB_BIN:-$work/perflab}
 [ -n "${PERFLAB_BIN:-}" ] || go build -o "$pl" ./cmd/perflab
-mkdir -p "$pgdata" "$sock" && chmod 777 "$sock"
-[ "$(id -u)" != 0 ] || chown postgres "$pgdata"
-as_pg "$pgbin/initdb" -D "$pgdata" -U perflab -A trust -E UTF8 --locale=C --no-sync >/dev/null
-as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$sock/pg.log" -w -t 120 \
-	-o "-k $sock -c listen_addresses= -p 5432 -c fsync=off" start >/dev/null
+pg_init "$pgdata"
+pg_start "$pgdata" "$sock" fsync=off
 started_pg=1
 export PGOPTIONS="-c client_min_messages=warning"
 psql=("$pgbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$sock" -p 5432 -U perflab)

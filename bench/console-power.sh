@@ -20,22 +20,22 @@
 # both are removed on exit. About 1 minute per DROP at the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib/pg.sh
 HOSTS=${HOSTS:-400}
 RUNS=${RUNS:-5}
 PLANT_EVERY=${PLANT_EVERY:-2}
 DROPS=${DROPS:-0.2 0.05 0.02}
 work=$(mktemp -d /tmp/console-power-XXXXXX)
 chmod 755 "$work"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+pgbin=$(pg_bin)
 pgdata=$work/pg
 sock=$work/sock
 serve_pid=
 started_pg=0
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
 	[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
-	[ "$started_pg" = 1 ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1
+	[ "$started_pg" = 1 ] && pg_stop "$pgdata" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -45,11 +45,8 @@ echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg);
 go build -o "$work/perflab" ./cmd/perflab
 pl=$work/perflab
 
-mkdir -p "$sock" "$pgdata" && chmod 777 "$sock"
-[ "$(id -u)" != 0 ] || chown postgres "$pgdata"
-as_pg "$pgbin/initdb" -D "$pgdata" -U perflab -A trust -E UTF8 --locale=C --no-sync >/dev/null
-as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$sock/pg.log" -w -t 120 \
-	-o "-k $sock -c listen_addresses= -p 5432 -c fsync=off" start >/dev/null
+pg_init "$pgdata"
+pg_start "$pgdata" "$sock" fsync=off
 started_pg=1
 dsn="postgres:///perflab?host=$sock&port=5432&user=perflab&sslmode=disable"
 export PGOPTIONS="-c client_min_messages=warning"

@@ -26,13 +26,14 @@
 # (request sent to last byte) on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib/pg.sh
 HOSTS=${HOSTS:-10000}
 RUNS=${RUNS:-50}
 COLD=${COLD:-10}
 WARM=${WARM:-200}
 work=$(mktemp -d /tmp/console-bench-XXXXXX)
 chmod 755 "$work"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+pgbin=$(pg_bin)
 pgdata=${PERFLAB_CONSOLE_PGDATA:-}
 keep=1
 [ -n "$pgdata" ] || { pgdata=$work/pg; keep=0; }
@@ -40,10 +41,9 @@ sock=$work/sock
 serve_pid=
 started_pg=0
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
 	[ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
-	[ "$started_pg" = 1 ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1
+	[ "$started_pg" = 1 ] && pg_stop "$pgdata" 2>/dev/null
 	[ "$keep" = 1 ] || rm -rf "$pgdata"
 	rm -rf "$work"
 }
@@ -57,16 +57,13 @@ pl=${PERFLAB_BIN:-$work/perflab}
 
 dsn=${PERFLAB_CONSOLE_DSN:-}
 if [ -z "$dsn" ]; then
-	mkdir -p "$sock" && chmod 777 "$sock"
 	fresh=0
 	if [ ! -f "$pgdata/PG_VERSION" ]; then
-		mkdir -p "$pgdata" && { [ "$(id -u)" != 0 ] || chown postgres "$pgdata"; }
-		as_pg "$pgbin/initdb" -D "$pgdata" -U perflab -A trust -E UTF8 --locale=C --no-sync >/dev/null
+		pg_init "$pgdata"
 		fresh=1
 	fi
 	# Only a unix socket in our own directory: no TCP port, no other cluster touched.
-	as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$sock/pg.log" -w -t 120 \
-		-o "-k $sock -c listen_addresses= -p 5432 -c fsync=off -c shared_buffers=512MB -c max_wal_size=4GB" start >/dev/null
+	pg_start "$pgdata" "$sock" fsync=off shared_buffers=512MB max_wal_size=4GB
 	started_pg=1
 	dsn="postgres:///perflab?host=$sock&port=5432&user=perflab&sslmode=disable"
 	export PGOPTIONS="-c client_min_messages=warning"

@@ -18,19 +18,18 @@
 # shared machine; CPU time (user+sys) is steadier than wall time under load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib/pg.sh
 REPEAT=${REPEAT:-3}
 HISTORY_RUNS=${HISTORY_RUNS:-30}
 SEED=${SEED:-1001}
 
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$PGBIN/initdb" ] || { echo "PostgreSQL server binaries missing: apt-get install postgresql" >&2; exit 2; }
+PGBIN=$(pg_bin) || exit 2
 command -v hyperfine >/dev/null || { echo "hyperfine missing: apt-get install hyperfine" >&2; exit 2; }
-asdb() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 DIR=$(mktemp -d /tmp/perflab-push-bench.XXXXXX)
 started=0
 cleanup() {
-	if [ "$started" = 1 ]; then asdb "$PGBIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true; fi
+	if [ "$started" = 1 ]; then pg_stop "$DIR/data" immediate 2>/dev/null || true; fi
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -45,12 +44,11 @@ CGO_ENABLED=0 go build -o "$DIR/fleetgen" ./bench/fleetgen
 chmod 755 "$DIR"
 chmod 644 "$DIR/src.db"
 [ "$(id -u)" = 0 ] && chown postgres: "$DIR"
-asdb "$PGBIN/initdb" -D "$DIR/data" -U perflab -A trust -E UTF8 --locale=C --no-sync >/dev/null
-asdb "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w -t 120 \
-	-o "-k $DIR -c listen_addresses= -p 5432 -c max_connections=60 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start >/dev/null
+pg_init "$DIR/data"
+PG_LOG=$DIR/log pg_start "$DIR/data" "$DIR" max_connections=60 fsync=off synchronous_commit=off full_page_writes=off
 started=1
 dsn() { printf 'postgres:///%s?host=%s&port=5432&user=perflab&sslmode=disable' "$1" "$DIR"; }
-psqlc() { asdb "$PGBIN/psql" -X -q -At -d "$(dsn "$1")" -c "$2"; }
+psqlc() { as_pg "$PGBIN/psql" -X -q -At -d "$(dsn "$1")" -c "$2"; }
 
 machine="$(nproc) CPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 day=$(date -u +%F)

@@ -16,17 +16,17 @@
 # Knobs: HOSTS (1000), RUNS (100), COLD (5), WARM (20), BEFORE (a commit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib/pg.sh
 export HOSTS=${HOSTS:-1000} RUNS=${RUNS:-100} COLD=${COLD:-5} WARM=${WARM:-20}
 BEFORE=${BEFORE:-da9f36c}
 work=$(mktemp -d /tmp/runseries-bench-XXXXXX)
 chmod 755 "$work"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+pgbin=$(pg_bin)
 pgdata=$work/pg
 sock=$work/sock
 started=0
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
-	[ "$started" = 1 ] && as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1
+	[ "$started" = 1 ] && pg_stop "$pgdata" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -46,9 +46,7 @@ measure() { # label binary
 measure "before (schema 7)" "$work/perflab-before"
 
 # The migration, on the same cluster (bench/console.sh stopped it).
-mkdir -p "$sock" && chmod 777 "$sock"
-as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$sock/pg.log" -w -t 120 \
-	-o "-k $sock -c listen_addresses= -p 5432 -c fsync=off -c shared_buffers=512MB -c max_wal_size=4GB" start >/dev/null
+pg_start "$pgdata" "$sock" fsync=off shared_buffers=512MB max_wal_size=4GB
 started=1
 dsn="postgres:///perflab?host=$sock&port=5432&user=perflab&sslmode=disable"
 psql=("$pgbin/psql" -X -q -At -h "$sock" -p 5432 -U perflab -d perflab)
@@ -69,7 +67,7 @@ sleep 0.3
 c1=$(pg_cpu)
 echo "# PostgreSQL CPU $(python3 -c "print(round($c1 - $c0, 1))") s; store $(size), series rows $("${psql[@]}" -c 'SELECT count(*) FROM run_series'), documents still holding a series $("${psql[@]}" -c "SELECT count(*) FROM runs WHERE strpos(doc, ',\"monitor\":[') > 0"), load $(cut -d' ' -f1-3 /proc/loadavg)"
 "${psql[@]}" -c 'VACUUM (ANALYZE) runs'
-as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null
+pg_stop "$pgdata"
 started=0
 
 measure "after (schema 8)" "$work/perflab-after"
