@@ -13,13 +13,20 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/testlab"
 )
 
-// ownNetns is a network namespace named for the ownprobe tests.
+// ownNetns is a network namespace named for the ownprobe tests, in
+// testlab's form (prefix-pid-seq-role), so that testlab.Sweep removes the
+// namespaces (and their nginx) of a test process that died without its
+// cleanups — a `go test -timeout` panic runs none.
 func ownNetns(t *testing.T) string {
 	t.Helper()
 	testenv.RequireRoot(t)
-	name := fmt.Sprintf("ownprobe-%d-%d", os.Getpid(), rand.IntN(1e6))
+	if err := testlab.Sweep("ownprobe"); err != nil {
+		t.Logf("sweeping earlier runs' namespaces: %v", err)
+	}
+	name := fmt.Sprintf("ownprobe-%d-%d-ns", os.Getpid(), rand.IntN(1e6))
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		testenv.Unavailable(t, "ip netns add: %v %s", err, out)
 	}
