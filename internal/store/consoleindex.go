@@ -118,20 +118,7 @@ func (s *Store) LabelHosts(ctx context.Context, label string) ([]string, error) 
 	if !kept {
 		q = `SELECT host FROM (SELECT DISTINCT host FROM runs WHERE label = ?) d ORDER BY ` + s.d.byteOrder("host")
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q), label)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return s.strings(ctx, s.q(q), label)
 }
 
 // withoutSeries decodes a run document into Run but for its monitor
