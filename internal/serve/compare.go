@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -37,18 +36,14 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	labels, err := s.st.RecentLabels(ctx, labelScan, maxListedLabels)
-	if err != nil {
-		return nil, err
-	}
-	hs, err := s.hostNames(ctx, maxListedHosts)
-	if err != nil {
-		return nil, err
-	}
-	navForm := compareForm(names, probe, labels, hs)
+	form := s.compareNav(ctx, names, probe) // beside the comparison: a tenth of a cold one's time
 	if len(names) < 2 {
-		return &result{View: "compare", Title: "perflab: compare", Nav: navForm,
-			Data: map[string]any{"sides": names, "labels": labels, "hosts": hs, "note": "choose two or more sides"}}, nil
+		f, err := form()
+		if err != nil {
+			return nil, err
+		}
+		return &result{View: "compare", Title: "perflab: compare", Nav: f.html,
+			Data: map[string]any{"sides": names, "labels": f.labels, "hosts": f.hosts, "note": "choose two or more sides"}}, nil
 	}
 	sel, err := s.compareKey(ctx, names, probe, noHistory)
 	if err != nil {
@@ -58,12 +53,49 @@ func (s *Server) compare(ctx context.Context, q url.Values) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	f, err := form()
+	if err != nil {
+		return nil, err
+	}
+	navForm := f.html
 	for _, n := range sel.notes {
 		navForm += `<p class="pl-sel"><b>` + html.EscapeString(n) + `</b></p>`
 	}
 	return &result{View: "compare", Title: "perflab compare: " + strings.Join(names, " vs "), Nav: navForm, Data: c,
 		JSON: func(w io.Writer) error { return report.JSON(w, c) },
 		HTML: func(w io.Writer) error { return report.HTML(w, c) }}, nil
+}
+
+// navForm is the compare page's selection form and what it offers.
+type navForm struct {
+	html   string
+	labels []store.LabelCount
+	hosts  []store.HostSummary
+}
+
+// compareNav starts reading what the compare form offers (the recent
+// labels and the hosts) on a goroutine and returns the wait for the form.
+func (s *Server) compareNav(ctx context.Context, names []string, probe string) func() (navForm, error) {
+	type result struct {
+		f   navForm
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.f.labels, r.err = s.st.RecentLabels(ctx, labelScan, maxListedLabels)
+		if r.err == nil {
+			r.f.hosts, r.err = s.hostNames(ctx, maxListedHosts)
+		}
+		if r.err == nil {
+			r.f.html = compareForm(names, probe, r.f.labels, r.f.hosts)
+		}
+		done <- r
+	}()
+	return func() (navForm, error) {
+		r := <-done
+		return r.f, r.err
+	}
 }
 
 // The compare form offers the labels of the newest labelScan runs, at most
@@ -179,12 +211,7 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 			sides[i] = refs
 			continue
 		}
-		refs, err := s.sideRefs(ctx, n, probe)
-		if err != nil {
-			return sel, err
-		}
-		sides[i] = refs
-		bounded, note, err := s.bounded(ctx, n, refs)
+		bounded, note, err := s.bounded(ctx, n)
 		if err != nil {
 			return sel, err
 		}
@@ -194,6 +221,10 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 			}
 			sides[i], sel.bounded[n] = bounded, bounded
 			sel.notes = append(sel.notes, note)
+			continue
+		}
+		if sides[i], err = s.sideRefs(ctx, n, probe); err != nil {
+			return sel, err
 		}
 	}
 	if len(sel.notes) > 0 {
@@ -234,11 +265,12 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	return sel, nil
 }
 
-// bounded is, for a label side of more than compareMostRuns runs (refs
-// are its newest), the newest compareProbeRuns runs of each probe and the
-// note saying so; nil and "" for any other side.
-func (s *Server) bounded(ctx context.Context, name string, refs []store.RunRef) ([]store.RunRef, string, error) {
-	if strings.HasPrefix(name, "host:") || len(refs) < compareMostRuns {
+// bounded is, for a label side of more than compareMostRuns runs, the
+// newest compareProbeRuns runs of each probe and the note saying so; nil
+// and "" for any other side. Asked first, from the label's run count: a
+// bounded side's newest runs are never read.
+func (s *Server) bounded(ctx context.Context, name string) ([]store.RunRef, string, error) {
+	if strings.HasPrefix(name, "host:") {
 		return nil, "", nil
 	}
 	n, err := s.st.LabelRuns(ctx, name)
@@ -260,20 +292,16 @@ func (s *Server) bounded(ctx context.Context, name string, refs []store.RunRef) 
 	return out, fmt.Sprintf("%s: the newest %d runs of each probe, %d of its %d runs", name, compareProbeRuns, len(out), n), nil
 }
 
-// indexProbes lists the probes the host index knows, sorted.
+// indexProbes lists the probes the host index knows, sorted: the list
+// setHosts keeps (ranging over ten thousand hosts' pairs per request was a
+// quarter of a cold label comparison's CPU).
 func (s *Server) indexProbes(ctx context.Context) ([]string, error) {
 	if err := s.ensureLoaded(ctx); err != nil {
 		return nil, err
 	}
 	s.ix.mu.Lock()
-	seen := map[string]bool{}
-	for _, h := range s.ix.hosts {
-		for _, pe := range h.Pairs {
-			seen[pe.Probe] = true
-		}
-	}
-	s.ix.mu.Unlock()
-	return slices.Sorted(maps.Keys(seen)), nil
+	defer s.ix.mu.Unlock()
+	return slices.Clone(s.ix.probes), nil
 }
 
 // shellQuote is names as shell words.

@@ -500,15 +500,22 @@ func (s *Store) RunsBatch(ctx context.Context, f Filter) ([]*run.Run, error) {
 
 // loadRunsBatch is loadRuns with one query for all the samples.
 func (s *Store) loadRunsBatch(ctx context.Context, q string, args []any) ([]*run.Run, error) {
-	return s.loadRunsWith(ctx, q, args, true)
+	return s.loadRunsWith(ctx, q, args, readWhole)
 }
 
-// loadRunsWith is loadRunsBatch reading whole runs (their monitor series
-// attached) or, when not whole, what a comparison's noise history reads
-// of each (decodeHistoryRun, no series).
-func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, whole bool) ([]*run.Run, error) {
+// runRead is how much of each run loadRunsWith reads.
+type runRead int
+
+const (
+	readWhole      runRead = iota // the document, samples and monitor series
+	readNoSeries                  // the document and samples (the caller attaches the series)
+	readForHistory                // what a comparison's noise history reads (decodeHistoryRun) and samples
+)
+
+// loadRunsWith is loadRunsBatch reading as much of each run as read says.
+func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, read runRead) ([]*run.Run, error) {
 	decode := decodeRun
-	if !whole {
+	if read == readForHistory {
 		decode = decodeHistoryRun
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
@@ -544,7 +551,7 @@ func (s *Store) loadRunsWith(ctx context.Context, q string, args []any, whole bo
 		if err := s.attachSamples(ctx, chunk, idx); err != nil {
 			return nil, err
 		}
-		if !whole {
+		if read != readWhole {
 			continue
 		}
 		if err := s.attachSeries(ctx, chunk, idx); err != nil {
@@ -624,20 +631,41 @@ func decodeHistoryRun(id, doc string) (*run.Run, error) {
 }
 
 func (s *Store) runsByIDs(ctx context.Context, ids []string, whole bool) ([]*run.Run, error) {
+	read := readForHistory
+	var series func() (map[string][]run.MonitorPoint, error)
+	if whole {
+		// The ids are known, so the series are read and decoded on a
+		// connection of their own while the documents and samples are
+		// (a third of a cold label comparison's time, serially).
+		read, series = readNoSeries, s.seriesOf(ctx, ids)
+	}
 	by := make(map[string]*run.Run, len(ids))
-	for start := 0; start < len(ids); start += sampleIDs {
+	var err error
+	for start := 0; start < len(ids) && err == nil; start += sampleIDs {
 		chunk := ids[start:min(start+sampleIDs, len(ids))]
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rs, err := s.loadRunsWith(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args, whole)
-		if err != nil {
-			return nil, err
-		}
+		var rs []*run.Run
+		rs, err = s.loadRunsWith(ctx, `SELECT id, doc FROM runs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args, read)
 		for _, r := range rs {
 			by[r.ID] = r
 		}
+	}
+	if series != nil {
+		m, serr := series() // waited for even after an error: nothing is left reading
+		if err == nil {
+			err = serr
+		}
+		for id, pts := range m {
+			if r := by[id]; r != nil {
+				r.Monitor = pts
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*run.Run, 0, len(ids))
 	for _, id := range ids {

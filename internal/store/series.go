@@ -73,8 +73,8 @@ func (s *Store) insertSeries(ctx context.Context, tx execer, id, series string) 
 
 // decodeSeries decodes a stored series row.
 func decodeSeries(id, doc string) ([]run.MonitorPoint, error) {
-	var pts []run.MonitorPoint
-	if err := json.Unmarshal([]byte(doc), &pts); err != nil {
+	pts, err := run.DecodeSeries([]byte(doc))
+	if err != nil {
 		return nil, fmt.Errorf("run %s: stored monitor series is corrupt: %w", id, err)
 	}
 	return pts, nil
@@ -84,6 +84,13 @@ func decodeSeries(id, doc string) ([]run.MonitorPoint, error) {
 // idx) in one query and sets their Monitor. A store older than schema 8
 // (opened read-only) keeps them in the documents: nothing to read.
 func (s *Store) attachSeries(ctx context.Context, ids []any, idx map[string]*run.Run) error {
+	return s.scanSeries(ctx, ids, func(id string) bool { return idx[id] != nil },
+		func(id string, pts []run.MonitorPoint) { idx[id].Monitor = pts })
+}
+
+// scanSeries reads the series of the runs ids (at most sampleIDs) in one
+// query and hands each that want reports true, decoded, to set.
+func (s *Store) scanSeries(ctx context.Context, ids []any, want func(id string) bool, set func(id string, pts []run.MonitorPoint)) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -100,15 +107,44 @@ func (s *Store) attachSeries(ctx context.Context, ids []any, idx map[string]*run
 		if err := rows.Scan(&id, &doc); err != nil {
 			return err
 		}
-		r := idx[id]
-		if r == nil {
+		if !want(id) {
 			continue
 		}
-		if r.Monitor, err = decodeSeries(id, doc); err != nil {
+		pts, err := decodeSeries(id, doc)
+		if err != nil {
 			return err
 		}
+		set(id, pts)
 	}
 	return rows.Err()
+}
+
+// seriesOf starts reading the series of the runs ids on a goroutine (on a
+// connection of its own, where the store has more than one) and returns
+// the wait for them, by run id. The wait must be called.
+func (s *Store) seriesOf(ctx context.Context, ids []string) func() (map[string][]run.MonitorPoint, error) {
+	type result struct {
+		m   map[string][]run.MonitorPoint
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m := make(map[string][]run.MonitorPoint, len(ids))
+		var err error
+		for start := 0; start < len(ids) && err == nil; start += sampleIDs {
+			chunk := make([]any, 0, sampleIDs)
+			for _, id := range ids[start:min(start+sampleIDs, len(ids))] {
+				chunk = append(chunk, id)
+			}
+			err = s.scanSeries(ctx, chunk, func(string) bool { return true },
+				func(id string, pts []run.MonitorPoint) { m[id] = pts })
+		}
+		done <- result{m, err}
+	}()
+	return func() (map[string][]run.MonitorPoint, error) {
+		r := <-done
+		return r.m, r.err
+	}
 }
 
 // attachAllSeries is attachSeries for any number of runs.
