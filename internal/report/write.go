@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -95,12 +94,6 @@ func countIn(fs, order []string) int {
 // jsonOf writes v as the indented JSON document every command prints.
 func jsonOf(v any) func(io.Writer) error {
 	return func(w io.Writer) error { return writeIndented(w, v) }
-}
-
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // textOf adapts a renderer that cannot fail.
