@@ -59,7 +59,7 @@ const indentBuf = 64 << 10
 func indentTo(w io.Writer, src []byte, indent string) error {
 	out := make([]byte, 0, indentBuf+1024)
 	depth := 0
-	open := false // after '{' or '[': the newline waits, so that {} and [] stay on one line
+	open := false         // after '{' or '[': the newline waits, so that {} and [] stay on one line
 	lines := []byte("\n") // a newline and the indent of every depth so far
 	newline := func() {
 		for len(lines) < 1+depth*len(indent) {
