@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"testing"
 )
@@ -112,7 +113,7 @@ func BenchmarkIndent(b *testing.B) {
 	b.Run("indentTo", func(b *testing.B) {
 		b.SetBytes(int64(len(compact)))
 		for b.Loop() {
-			indentTo(io_discard{}, compact, "  ")
+			indentTo(io.Discard, compact, "  ")
 		}
 	})
 	b.Run("json.Indent", func(b *testing.B) {
@@ -124,7 +125,3 @@ func BenchmarkIndent(b *testing.B) {
 		}
 	})
 }
-
-type io_discard struct{}
-
-func (io_discard) Write(b []byte) (int, error) { return len(b), nil }
