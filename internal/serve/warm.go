@@ -16,9 +16,10 @@ import (
 const warmFor = 3 * time.Second
 
 // warmConns is how many connections the prime opens and primes at once:
-// the PostgreSQL pool keeps two idle (database/sql's default), which is
-// what a request finds.
-const warmConns = 2
+// a comparison reads on up to three at once (its form's labels, its
+// runs' documents and their monitor series), and the PostgreSQL store
+// keeps three idle, which is what a request finds.
+const warmConns = 3
 
 // warm primes the server before it listens (docs/serve.md, "Cold
 // requests"): it opens the store's connections and runs, on each, the

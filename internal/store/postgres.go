@@ -55,6 +55,7 @@ func openPostgres(dsn string, readOnly bool) (*Store, error) {
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(pgMaxConns)
 	db.SetConnMaxIdleTime(time.Minute)
+	db.SetMaxIdleConns(3) // a console comparison reads on three at once (serve's warmConns)
 	s := &Store{db: db, d: pgDialect{}, readOnly: readOnly, Path: shown}
 	ctx := context.Background()
 	err = retry(ctx, func() error {
