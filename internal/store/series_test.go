@@ -383,3 +383,34 @@ func TestExportImportByteIdentical(t *testing.T) {
 	pg, _ := openPG(t)
 	again(t, pg)
 }
+
+// A series row that does not decode fails every reader of whole runs with
+// the run named, on both backends: RunsByIDs reads the series on a
+// goroutine of their own, and its error must not be lost, nor a run
+// returned without the series it has.
+func TestCorruptSeriesIsAnError(t *testing.T) {
+	runs := seriesRuns(12)
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	pg, _ := openPG(t)
+	sq, _ := openTemp(t)
+	for _, s := range []*Store{sq, pg} {
+		if err := s.CopyRuns(ctx, runs, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.Exec(s.q(`UPDATE run_series SET doc = ? WHERE run_id = ?`), `[{"t":1},{"user_pct":"x"}]`, "s003"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.RunsByIDs(ctx, ids); err == nil || !strings.Contains(err.Error(), "run s003: stored monitor series is corrupt") {
+			t.Errorf("%s: RunsByIDs: %d runs, error %v; want the corrupt series of s003", s.Path, len(got), err)
+		}
+		if _, err := s.Run(ctx, "s003"); err == nil || !strings.Contains(err.Error(), "s003") {
+			t.Errorf("%s: Run: error %v; want the corrupt series of s003", s.Path, err)
+		}
+		if hist, err := s.HistoryRunsByIDs(ctx, ids); err != nil || len(hist) != len(ids) {
+			t.Errorf("%s: HistoryRunsByIDs, which reads no series: %d runs, %v", s.Path, len(hist), err)
+		}
+	}
+}
