@@ -83,7 +83,7 @@ func (s *Server) compareNav(ctx context.Context, names []string, probe string) f
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.f.labels, r.err = s.st.RecentLabels(ctx, labelScan, maxListedLabels)
+		r.f.labels, r.err = s.recentLabels(ctx)
 		if r.err == nil {
 			r.f.hosts, r.err = s.hostNames(ctx, maxListedHosts)
 		}
@@ -96,6 +96,37 @@ func (s *Server) compareNav(ctx context.Context, names []string, probe string) f
 		r := <-done
 		return r.f, r.err
 	}
+}
+
+// recentLabels is the compare form's labels of one generation of the
+// index.
+type recentLabels struct {
+	gen    int
+	labels []store.LabelCount
+}
+
+// recentLabels is the labels the compare form offers (Store.RecentLabels):
+// read once per generation of the index, as the hosts page's label sets
+// are (labelHosts), and first by the start-up prime (warm.go): reading
+// 5,000 runs' labels was a tenth of a cold comparison's CPU, for a list.
+func (s *Server) recentLabels(ctx context.Context) ([]store.LabelCount, error) {
+	ix := &s.ix
+	ix.mu.Lock()
+	r, gen := ix.recent, ix.gen
+	ix.mu.Unlock()
+	if r != nil && r.gen == gen {
+		return r.labels, nil
+	}
+	labels, err := s.st.RecentLabels(ctx, labelScan, maxListedLabels)
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.Lock()
+	if ix.gen == gen {
+		ix.recent = &recentLabels{gen: gen, labels: labels}
+	}
+	ix.mu.Unlock()
+	return labels, nil
 }
 
 // The compare form offers the labels of the newest labelScan runs, at most
@@ -133,6 +164,14 @@ var (
 	compareProbeRuns = 20
 )
 
+// compareMonitorRuns bounds a bounded label side's monitor diff: it is
+// made from the series of the side's newest compareMonitorRuns runs of
+// each probe (a point a second of host activity: 50 runs of 10 probes
+// give ~250 points a side), and the page says so. Decoding every run's
+// series was the largest part of a cold comparison of two labels
+// spanning a fleet store (docs/performance.md). Variable for the tests.
+var compareMonitorRuns = 5
+
 // selection is what a comparison is of: its cache key (the ids of the
 // runs of every side and of the noise history), whether the noise
 // history is read, and what the page must say about bounded sides.
@@ -165,23 +204,36 @@ func (s *Server) comparison(ctx context.Context, sel selection, names []string, 
 
 // compareSides is comparison without the cache.
 func (s *Server) compareSides(ctx context.Context, sel selection, names []string, probe string) (*compare.Comparison, error) {
-	sides := make([]compare.Side, 0, len(names))
-	loaded := map[string]compare.Side{} // a side named twice (an A/A check) is read once
+	// Each side is read once (a side named twice, an A/A check, too), all
+	// at once: decoding their runs' documents is CPU work, and two
+	// store-spanning labels decode 200 each.
+	type loaded struct {
+		side compare.Side
+		err  error
+	}
+	byName := map[string]*loaded{}
+	var wg sync.WaitGroup
 	for _, n := range names {
-		sd, ok := loaded[n]
-		if !ok {
-			var err error
-			if refs, bounded := sel.bounded[n]; bounded {
-				sd, err = s.boundedSide(ctx, n, refs)
-			} else {
-				sd, err = s.side(ctx, n, probe)
-			}
-			if err != nil {
-				return nil, err
-			}
-			loaded[n] = sd
+		if byName[n] != nil {
+			continue
 		}
-		sides = append(sides, sd)
+		l := &loaded{}
+		byName[n] = l
+		wg.Go(func() {
+			if refs, bounded := sel.bounded[n]; bounded {
+				l.side, l.err = s.boundedSide(ctx, n, refs)
+			} else {
+				l.side, l.err = s.side(ctx, n, probe)
+			}
+		})
+	}
+	wg.Wait()
+	sides := make([]compare.Side, 0, len(names))
+	for _, n := range names {
+		if err := byName[n].err; err != nil {
+			return nil, err
+		}
+		sides = append(sides, byName[n].side)
 	}
 	opt := compare.Options{}
 	var err error
@@ -205,26 +257,41 @@ func (s *Server) compareSides(ctx context.Context, sel selection, names []string
 // say so) and then no side reads the noise history.
 func (s *Server) compareKey(ctx context.Context, names []string, probe string, noHistory bool) (selection, error) {
 	var sel selection
-	sides := make([][]store.RunRef, len(names))
-	for i, n := range names {
-		if refs, ok := sel.bounded[n]; ok { // named twice
-			sides[i] = refs
+	// Each name is resolved once, all at once (their queries are
+	// independent; two labels spanning a fleet store take four).
+	type resolved struct {
+		refs []store.RunRef
+		note string
+		err  error
+	}
+	byName := map[string]*resolved{}
+	var wg sync.WaitGroup
+	for _, n := range names {
+		if byName[n] != nil {
 			continue
 		}
-		bounded, note, err := s.bounded(ctx, n)
-		if err != nil {
-			return sel, err
+		r := &resolved{}
+		byName[n] = r
+		wg.Go(func() {
+			if r.refs, r.note, r.err = s.bounded(ctx, n); r.err == nil && r.note == "" {
+				r.refs, r.err = s.sideRefs(ctx, n, probe)
+			}
+		})
+	}
+	wg.Wait()
+	sides := make([][]store.RunRef, len(names))
+	for i, n := range names {
+		r := byName[n]
+		if r.err != nil {
+			return sel, r.err
 		}
-		if note != "" {
+		sides[i] = r.refs
+		if _, named := sel.bounded[n]; r.note != "" && !named {
 			if sel.bounded == nil {
 				sel.bounded = map[string][]store.RunRef{}
 			}
-			sides[i], sel.bounded[n] = bounded, bounded
-			sel.notes = append(sel.notes, note)
-			continue
-		}
-		if sides[i], err = s.sideRefs(ctx, n, probe); err != nil {
-			return sel, err
+			sel.bounded[n] = r.refs
+			sel.notes = append(sel.notes, r.note)
 		}
 	}
 	if len(sel.notes) > 0 {
@@ -289,7 +356,7 @@ func (s *Server) bounded(ctx context.Context, name string) ([]store.RunRef, stri
 	for _, rs := range per {
 		out = append(out, rs...)
 	}
-	return out, fmt.Sprintf("%s: the newest %d runs of each probe, %d of its %d runs", name, compareProbeRuns, len(out), n), nil
+	return out, fmt.Sprintf("%s: the newest %d runs of each probe, %d of its %d runs; its monitor diff from the newest %d of each probe", name, compareProbeRuns, len(out), n, min(compareMonitorRuns, compareProbeRuns)), nil
 }
 
 // indexProbes lists the probes the host index knows, sorted: the list
@@ -366,11 +433,27 @@ func (s *Server) side(ctx context.Context, name, probe string) (compare.Side, er
 	return side, nil
 }
 
-// boundedSide is a bounded label side: the runs refs list.
+// boundedSide is a bounded label side: the runs refs list (each probe's
+// newest first), with the monitor series of the first compareMonitorRuns
+// of each probe.
 func (s *Server) boundedSide(ctx context.Context, name string, refs []store.RunRef) (compare.Side, error) {
 	side := compare.Side{Name: name, Snapshots: map[string]*snapshot.Snapshot{}}
+	ids := make([]string, len(refs))
+	var series []string
+	perProbe := map[string]int{}
+	for i, r := range refs {
+		ids[i] = r.ID
+		if perProbe[r.Probe] < compareMonitorRuns {
+			perProbe[r.Probe]++
+			series = append(series, r.ID)
+		}
+	}
 	var err error
-	if side.Runs, err = s.runsOf(ctx, refs); err != nil {
+	side.Runs, err = s.st.RunsByIDsSeriesOf(ctx, ids, series)
+	if err == nil && len(side.Runs) < len(ids) {
+		err = errDeletedMeanwhile
+	}
+	if err != nil {
 		return side, err
 	}
 	s.explainingSnapshot(ctx, &side)
@@ -412,10 +495,14 @@ func (s *Server) runsOf(ctx context.Context, refs []store.RunRef) ([]*run.Run, e
 	}
 	runs, err := s.st.RunsByIDs(ctx, ids)
 	if err == nil && len(runs) < len(ids) {
-		err = &notFound{"a run of the selection was deleted meanwhile; load the page again"}
+		err = errDeletedMeanwhile
 	}
 	return runs, err
 }
+
+// errDeletedMeanwhile is a selection's answer when a run it listed is
+// gone by the time it is read, as Store.Run would say.
+var errDeletedMeanwhile = &notFound{"a run of the selection was deleted meanwhile; load the page again"}
 
 // historyOf is the earlier runs of the sides' probes on their hosts, as
 // 'perflab compare' loads them for the A/A noise floor.

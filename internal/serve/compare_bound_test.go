@@ -105,3 +105,66 @@ func TestWarmForgetsItsComparison(t *testing.T) {
 		t.Errorf("after the prime: %d pairs, %d cached", len(c.Pairs), len(s.compares))
 	}
 }
+
+// A bounded label side's monitor diff is made from the series of its
+// newest compareMonitorRuns runs of each probe, and the note says so;
+// its verdicts still come from every run of the side.
+func TestCompareBoundsLabelMonitorDiff(t *testing.T) {
+	oldMost, oldPer, oldMon := compareMostRuns, compareProbeRuns, compareMonitorRuns
+	compareMostRuns, compareProbeRuns, compareMonitorRuns = 10, 5, 2
+	t.Cleanup(func() { compareMostRuns, compareProbeRuns, compareMonitorRuns = oldMost, oldPer, oldMon })
+	st := openRO(t, smallStore(t))
+	h := New(st, Config{Listen: "127.0.0.1:0"}).Handler()
+
+	var doc struct {
+		Sides []struct {
+			RunIDs []string `json:"run_ids"`
+		} `json:"sides"`
+		Pairs []struct {
+			Monitor []struct {
+				Field  string `json:"field"`
+				Points [2]int `json:"points"`
+			} `json:"monitor_diff"`
+		} `json:"pairs"`
+		Notes []string `json:"notes"`
+	}
+	getJSON(t, h, "/compare?s=node01-w000&s=node01-w003&format=json", &doc)
+	if len(doc.Sides) != 2 || len(doc.Pairs) != 1 {
+		t.Fatalf("%+v", doc)
+	}
+	// The points of system_pct (every point records it) of the first
+	// compareMonitorRuns runs of each probe, in the side's order (each
+	// probe's newest first).
+	want := [2]int{}
+	for i, sd := range doc.Sides {
+		runs, err := st.RunsByIDs(t.Context(), sd.RunIDs)
+		if err != nil || len(runs) != len(sd.RunIDs) || len(runs) != 10 {
+			t.Fatalf("side %d: %d runs, %v", i, len(runs), err)
+		}
+		perProbe := map[string]int{}
+		for _, r := range runs {
+			if perProbe[r.Probe] < compareMonitorRuns {
+				perProbe[r.Probe]++
+				want[i] += len(r.Monitor)
+			}
+		}
+	}
+	if want[0] == 0 || want[1] == 0 {
+		t.Fatal("the store's runs have no monitor series: nothing is tested")
+	}
+	found := false
+	for _, m := range doc.Pairs[0].Monitor {
+		if m.Field == "system_pct" {
+			found = true
+			if m.Points != want {
+				t.Errorf("system_pct from %v points, want %v (the newest %d runs of each probe)", m.Points, want, compareMonitorRuns)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no system_pct in the monitor diff: %+v", doc.Pairs[0].Monitor)
+	}
+	if notes := strings.Join(doc.Notes, "\n"); !strings.Contains(notes, "node01-w000: the newest 5 runs of each probe, 10 of its 12 runs; its monitor diff from the newest 2 of each probe") {
+		t.Errorf("the notes do not say how the monitor diff is bounded: %q", doc.Notes)
+	}
+}

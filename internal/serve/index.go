@@ -94,6 +94,7 @@ type index struct {
 	probeNum map[string]int
 	gen      int
 	labels   map[string]*labelSet // by label, of generation gen (hosts.go)
+	recent   *recentLabels        // the compare form's labels (compare.go)
 	sorted   bool                 // hosts are in byte order of their names (as read)
 }
 

@@ -56,7 +56,7 @@ func (s *Server) warm(ctx context.Context) {
 			if _, err := s.st.LabelHosts(ctx, ""); err != nil { // the hosts page's label filter
 				return
 			}
-			if _, err := s.st.RecentLabels(ctx, labelScan, maxListedLabels); err != nil {
+			if _, err := s.recentLabels(ctx); err != nil { // and kept for the compare form
 				return
 			}
 			sel, err := s.compareKey(ctx, names, "", false)

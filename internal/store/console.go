@@ -594,7 +594,14 @@ func (s *Store) attachSamples(ctx context.Context, ids []any, idx map[string]*ru
 // stored is left out. A comparison loads its sides and noise history so,
 // instead of two queries a run.
 func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
-	return s.runsByIDs(ctx, ids, true)
+	return s.runsByIDs(ctx, ids, true, ids)
+}
+
+// RunsByIDsSeriesOf is RunsByIDs attaching the monitor series of the runs
+// series lists only (ids of runs among ids); the others' Monitor is nil,
+// as a run without series has.
+func (s *Store) RunsByIDsSeriesOf(ctx context.Context, ids, series []string) ([]*run.Run, error) {
+	return s.runsByIDs(ctx, ids, true, series)
 }
 
 // HistoryRunsByIDs is RunsByIDs keeping of each document only what a
@@ -605,7 +612,7 @@ func (s *Store) RunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error)
 // monitor series included, was half a cold two-host comparison's CPU
 // (docs/performance.md).
 func (s *Store) HistoryRunsByIDs(ctx context.Context, ids []string) ([]*run.Run, error) {
-	return s.runsByIDs(ctx, ids, false)
+	return s.runsByIDs(ctx, ids, false, nil)
 }
 
 // historyDoc is the part of a run document decodeHistoryRun keeps.
@@ -630,14 +637,19 @@ func decodeHistoryRun(id, doc string) (*run.Run, error) {
 	return &run.Run{Schema: h.Schema, ID: h.ID, Suite: h.Suite, Probe: h.Probe, Params: h.Params, CPUs: h.CPUs, Host: h.Host}, nil
 }
 
-func (s *Store) runsByIDs(ctx context.Context, ids []string, whole bool) ([]*run.Run, error) {
+// runsByIDs reads the runs ids, whole or for a noise history, and the
+// monitor series of the runs withSeries (of ids; only whole).
+func (s *Store) runsByIDs(ctx context.Context, ids []string, whole bool, withSeries []string) ([]*run.Run, error) {
 	read := readForHistory
 	var series func() (map[string][]run.MonitorPoint, error)
 	if whole {
 		// The ids are known, so the series are read and decoded on a
 		// connection of their own while the documents and samples are
 		// (a third of a cold label comparison's time, serially).
-		read, series = readNoSeries, s.seriesOf(ctx, ids)
+		read = readNoSeries
+		if len(withSeries) > 0 {
+			series = s.seriesOf(ctx, withSeries)
+		}
 	}
 	by := make(map[string]*run.Run, len(ids))
 	var err error
