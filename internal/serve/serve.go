@@ -27,6 +27,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -157,6 +158,11 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	s.ix.serving = true // the hosts page waits for the build's read of the store, not longer (index.go)
 	s.ix.mu.Unlock()
 	s.warm(ictx) // and on primed connections (warm.go)
+	// Collect the start-up's garbage (the cache file's decoding, the
+	// prime's comparisons) now, not in the first requests: a collection
+	// marks the whole index (~130 MB at 10,000 hosts, ~80 ms on two CPUs)
+	// and landed in one cold comparison in twenty.
+	runtime.GC()
 	go s.maintain(ictx)
 	if ready != nil {
 		ready(ln.Addr().String())
