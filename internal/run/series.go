@@ -235,8 +235,8 @@ func (d *seriesScanner) digits() int {
 
 // set stores num in the field as json.Unmarshal would; a number the
 // field cannot hold (out of range, or not an integer for an int64) is
-// json.Unmarshal's to report.
-// (strconv does not keep its argument, so string(num) is not copied.)
+// json.Unmarshal's to report. The float and integer halves are alike
+// but for their setters: kept apart, as a generic one boxed every value.
 func set(fv reflect.Value, f seriesField, num []byte) error {
 	if f.kind == reflect.Float64 {
 		x, err := strconv.ParseFloat(string(num), 64)
