@@ -207,36 +207,20 @@ func (s *Server) compareSides(ctx context.Context, sel selection, names []string
 	// Each side is read once (a side named twice, an A/A check, too), all
 	// at once: decoding their runs' documents is CPU work, and two
 	// store-spanning labels decode 200 each.
-	type loaded struct {
-		side compare.Side
-		err  error
-	}
-	byName := map[string]*loaded{}
-	var wg sync.WaitGroup
-	for _, n := range names {
-		if byName[n] != nil {
-			continue
+	byName, err := byDistinctName(names, func(n string) (compare.Side, error) {
+		if refs, bounded := sel.bounded[n]; bounded {
+			return s.boundedSide(ctx, n, refs)
 		}
-		l := &loaded{}
-		byName[n] = l
-		wg.Go(func() {
-			if refs, bounded := sel.bounded[n]; bounded {
-				l.side, l.err = s.boundedSide(ctx, n, refs)
-			} else {
-				l.side, l.err = s.side(ctx, n, probe)
-			}
-		})
+		return s.side(ctx, n, probe)
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	sides := make([]compare.Side, 0, len(names))
 	for _, n := range names {
-		if err := byName[n].err; err != nil {
-			return nil, err
-		}
-		sides = append(sides, byName[n].side)
+		sides = append(sides, byName[n])
 	}
 	opt := compare.Options{}
-	var err error
 	if !sel.noHistory {
 		if opt.History, err = s.historyOf(ctx, sides); err != nil {
 			return nil, err
@@ -262,29 +246,20 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	type resolved struct {
 		refs []store.RunRef
 		note string
-		err  error
 	}
-	byName := map[string]*resolved{}
-	var wg sync.WaitGroup
-	for _, n := range names {
-		if byName[n] != nil {
-			continue
+	byName, err := byDistinctName(names, func(n string) (resolved, error) {
+		refs, note, err := s.bounded(ctx, n)
+		if err == nil && note == "" {
+			refs, err = s.sideRefs(ctx, n, probe)
 		}
-		r := &resolved{}
-		byName[n] = r
-		wg.Go(func() {
-			if r.refs, r.note, r.err = s.bounded(ctx, n); r.err == nil && r.note == "" {
-				r.refs, r.err = s.sideRefs(ctx, n, probe)
-			}
-		})
+		return resolved{refs, note}, err
+	})
+	if err != nil {
+		return sel, err
 	}
-	wg.Wait()
 	sides := make([][]store.RunRef, len(names))
 	for i, n := range names {
 		r := byName[n]
-		if r.err != nil {
-			return sel, r.err
-		}
 		sides[i] = r.refs
 		if _, named := sel.bounded[n]; r.note != "" && !named {
 			if sel.bounded == nil {
@@ -330,6 +305,35 @@ func (s *Server) compareKey(ctx context.Context, names []string, probe string, n
 	}
 	sel.key = b.String()
 	return sel, nil
+}
+
+// byDistinctName runs fn once for each distinct name, all at once, and
+// returns the results by name, or the error of the first name (in names'
+// order) whose fn failed.
+func byDistinctName[T any](names []string, fn func(name string) (T, error)) (map[string]T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	byName := map[string]*result{}
+	var wg sync.WaitGroup
+	for _, n := range names {
+		if byName[n] != nil {
+			continue
+		}
+		r := &result{}
+		byName[n] = r
+		wg.Go(func() { r.v, r.err = fn(n) })
+	}
+	wg.Wait()
+	out := make(map[string]T, len(byName))
+	for _, n := range names {
+		if err := byName[n].err; err != nil {
+			return nil, err
+		}
+		out[n] = byName[n].v
+	}
+	return out, nil
 }
 
 // bounded is, for a label side of more than compareMostRuns runs, the
